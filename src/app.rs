@@ -1,0 +1,562 @@
+//! The commands: each turns its arguments into a [`Report`] (or a lock summary) and an exit
+//! code. Nothing here parses arguments or touches the process; `main.rs` does that.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::build::{BuildOptions, build_server};
+use crate::capture::Capture;
+use crate::cli::{CheckArgs, Cli, Command, DiffArgs, FmtArgs, Format, LockArgs, VerifyArgs};
+use crate::diff::{diff_lockfiles, diff_servers};
+use crate::error::{Error, ErrorKind};
+use crate::lockfile::{LockFile, LockedServer, ReadLockFile, read_lockfile, validate_server_name};
+use crate::report::{Outcome, Report};
+use crate::verify::{Depth, Finding, verify_lockfile};
+use crate::{EXIT_DIFFERENT, EXIT_SAME, EXIT_TROUBLE};
+
+/// Runs a parsed command line, writing results to `out` and diagnostics to `err`.
+pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let result = match &cli.command {
+        Command::Lock(args) => lock(args, out),
+        Command::Check(args) => reported(
+            "check",
+            args.format,
+            check(args),
+            out,
+            err,
+            ("locked", "live"),
+        ),
+        Command::Diff(args) => reported("diff", args.format, diff(args), out, err, ("old", "new")),
+        Command::Verify(args) => reported("verify", args.format, verify(args), out, err, ("", "")),
+        Command::Fmt(args) => fmt(args, out),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            let _ = write!(
+                err,
+                "{}",
+                Report::from_error(command_name(&cli.command), &error).to_text(("", ""))
+            );
+            EXIT_TROUBLE
+        }
+    }
+}
+
+fn command_name(command: &Command) -> &'static str {
+    match command {
+        Command::Lock(_) => "lock",
+        Command::Check(_) => "check",
+        Command::Diff(_) => "diff",
+        Command::Verify(_) => "verify",
+        Command::Fmt(_) => "fmt",
+    }
+}
+
+/// Prints a report in the chosen format. In JSON mode errors are reports too, on stdout, so
+/// a script always gets one parseable document.
+fn reported(
+    command: &str,
+    format: Format,
+    result: Result<Report, Error>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    sides: (&str, &str),
+) -> Result<u8, Error> {
+    let report = match result {
+        Ok(report) => report,
+        Err(error) if format == Format::Json => Report::from_error(command, &error),
+        Err(error) => return Err(error),
+    };
+    let text = match format {
+        Format::Json => report.to_json(),
+        Format::Text => report.to_text(sides),
+    };
+    let target: &mut dyn Write = if report.outcome == Outcome::Error && format == Format::Text {
+        err
+    } else {
+        out
+    };
+    write_output(target, &text)?;
+    Ok(report.exit_code)
+}
+
+fn write_output(target: &mut dyn Write, text: &str) -> Result<(), Error> {
+    match target
+        .write_all(text.as_bytes())
+        .and_then(|()| target.flush())
+    {
+        Ok(()) => Ok(()),
+        // A closed pipe (`catalock check | head`) is the reader's choice, not a failure.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Error::io(
+            format!("cannot write output: {}", crate::error::io_reason(&e)),
+            "check where stdout goes",
+        )),
+    }
+}
+
+/// Shell-quotes one argument for a command the user can paste.
+pub fn shell_quote(arg: &str) -> String {
+    let safe = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
+    if safe {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+/// The command that locks `from` as server `name` into `lockfile`.
+fn lock_command(from: &[String], name: &str, lockfile: &str) -> String {
+    let mut parts = vec!["catalock".to_string(), "lock".to_string()];
+    for f in from {
+        parts.push("--from".to_string());
+        parts.push(shell_quote(f));
+    }
+    parts.push("--name".to_string());
+    parts.push(shell_quote(name));
+    if lockfile != crate::cli::DEFAULT_LOCKFILE {
+        parts.push("--lockfile".to_string());
+        parts.push(shell_quote(lockfile));
+    }
+    parts.join(" ")
+}
+
+fn require_from(from: &[String], command: &str) -> Result<(), Error> {
+    if from.is_empty() {
+        return Err(Error::usage(
+            format!(
+                "{command} needs a captured catalog: pass --from FILE (a tools/list result; `-` reads stdin)"
+            ),
+            format!("catalock {command} --from tools-list.json"),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads a lockfile and refuses it unless every digest matches its content.
+fn read_trusted(path: &str) -> Result<(ReadLockFile, Vec<String>), Error> {
+    let read = read_lockfile(Path::new(path))?;
+    let findings = verify_lockfile(&read, Depth::Digests);
+    let (fatal, cosmetic): (Vec<Finding>, Vec<Finding>) = findings
+        .into_iter()
+        .partition(|f| f.code != "not-canonical");
+    if let Some(first) = fatal.first() {
+        return Err(untrusted(path, first, fatal.len()));
+    }
+    let notes = cosmetic
+        .into_iter()
+        .map(|f| format!("{} (run `catalock fmt` to rewrite it)", f.message))
+        .collect();
+    Ok((read, notes))
+}
+
+fn untrusted(path: &str, first: &Finding, count: usize) -> Error {
+    let mut place = format!("{path}:{}", first.line);
+    if let Some(server) = &first.server {
+        place.push_str(&format!(": server `{server}`"));
+    }
+    if let Some(entry) = &first.entry {
+        place.push_str(&format!(", {entry}"));
+    }
+    let more = if count > 1 {
+        format!(" (and {} more)", count - 1)
+    } else {
+        String::new()
+    };
+    Error::new(
+        ErrorKind::Untrusted,
+        format!(
+            "{place}: {}{more}; the lockfile does not match its own digests, so it cannot be trusted",
+            first.message
+        ),
+        format!(
+            "run `catalock verify --lockfile {}` to list every problem, then restore the file from git or relock",
+            shell_quote(path)
+        ),
+    )
+}
+
+/// Picks the entry a single-server source is compared with.
+fn pick_entry<'a>(
+    lockfile: &'a LockFile,
+    wanted: Option<&str>,
+    derived: &str,
+    label: &str,
+) -> Result<&'a LockedServer, Error> {
+    if let Some(name) = wanted {
+        return lockfile
+            .server(name)
+            .ok_or_else(|| no_entry(lockfile, name, label));
+    }
+    if let Some(server) = lockfile.server(derived) {
+        return Ok(server);
+    }
+    match lockfile.servers.as_slice() {
+        [only] => Ok(only),
+        _ => Err(no_entry(lockfile, derived, label)),
+    }
+}
+
+fn no_entry(lockfile: &LockFile, name: &str, label: &str) -> Error {
+    let names: Vec<&str> = lockfile.servers.iter().map(|s| s.name.as_str()).collect();
+    if names.is_empty() {
+        Error::usage(
+            format!("{label} locks no servers yet"),
+            "create the entry with `catalock lock --from CAPTURE --name NAME`",
+        )
+    } else {
+        Error::usage(
+            format!(
+                "{label} has no server `{name}` (it has: {})",
+                names.join(", ")
+            ),
+            format!(
+                "pass --name with one of those, or lock it: catalock lock --from CAPTURE --name {}",
+                shell_quote(name)
+            ),
+        )
+    }
+}
+
+fn server_name(capture: &Capture, wanted: Option<&str>) -> Result<String, Error> {
+    match wanted {
+        Some(name) => {
+            validate_server_name(name)?;
+            Ok(name.to_string())
+        }
+        None => Ok(capture.default_server_name()),
+    }
+}
+
+fn lock(args: &LockArgs, out: &mut dyn Write) -> Result<u8, Error> {
+    require_from(&args.from, "lock")?;
+    let capture = Capture::read_paths(&args.from)?;
+    let name = server_name(&capture, args.name.as_deref())?;
+    let path = Path::new(&args.lockfile);
+
+    // An existing lockfile must be readable and sound: its other entries are carried over, and
+    // overwriting a file catalock cannot read could lose them.
+    let existing = if path.exists() {
+        let read = read_lockfile(path)?;
+        let findings = verify_lockfile(&read, Depth::Digests);
+        if let Some(first) = findings
+            .iter()
+            .find(|f| f.code != "not-canonical" && f.server.as_deref() != Some(name.as_str()))
+        {
+            let count = findings
+                .iter()
+                .filter(|f| f.code != "not-canonical" && f.server.as_deref() != Some(name.as_str()))
+                .count();
+            return Err(untrusted(&args.lockfile, first, count));
+        }
+        let entry_sound = !findings
+            .iter()
+            .any(|f| f.server.as_deref() == Some(name.as_str()));
+        Some((read, entry_sound))
+    } else {
+        None
+    };
+    let previous = existing
+        .as_ref()
+        .filter(|(_, sound)| *sound)
+        .and_then(|(read, _)| read.lockfile.server(&name));
+
+    let server = build_server(
+        &capture,
+        &BuildOptions {
+            name: name.clone(),
+            source: capture.describe(),
+            previous,
+        },
+    )?;
+    let mut dropped = Vec::new();
+    if let Some(old) = previous {
+        let (was, now) = (
+            crate::build::Coverage::of(old),
+            crate::build::Coverage::of(&server),
+        );
+        for (what, before, after) in [
+            ("instructions", was.instructions, now.instructions),
+            ("prompts", was.prompts, now.prompts),
+            (
+                "resource templates",
+                was.resource_templates,
+                now.resource_templates,
+            ),
+        ] {
+            if before && !after {
+                dropped.push(what);
+            }
+        }
+    }
+    let status = match previous {
+        Some(old) if same_entry(old, &server) => "unchanged",
+        Some(_) => "updated",
+        None => "added",
+    };
+    let summary = format!(
+        "{status} server `{}`: {} tools, {} tokens, {}",
+        server.name,
+        server.tool_count,
+        server.total_tokens,
+        server.server_digest.short()
+    );
+    let (mut lockfile, was_canonical) = match existing {
+        Some((read, _)) => (read.lockfile, read.canonical),
+        None => (LockFile::default(), false),
+    };
+    let needs_write = status != "unchanged" || !was_canonical;
+    lockfile.upsert(server);
+    if needs_write {
+        lockfile.write_atomic(path)?;
+    }
+    let mut text = String::new();
+    for note in &capture.notes {
+        text.push_str(&format!("note: {note}\n"));
+    }
+    if !dropped.is_empty() {
+        text.push_str(&format!(
+            "note: the previous entry also locked {}; this capture has none, so the entry no longer covers them (add their captures with --from to keep them)\n",
+            dropped.join(", ")
+        ));
+    }
+    text.push_str(&summary);
+    text.push_str(&format!(
+        " ({})\n",
+        if needs_write {
+            format!("wrote {}", args.lockfile)
+        } else {
+            format!("{} already current", args.lockfile)
+        }
+    ));
+    write_output(out, &text)?;
+    Ok(EXIT_SAME)
+}
+
+/// Two entries are the same when everything but file positions is equal.
+fn same_entry(a: &LockedServer, b: &LockedServer) -> bool {
+    let strip = |s: &LockedServer| {
+        let mut s = s.clone();
+        s.line = 0;
+        s.tools.iter_mut().for_each(|t| t.line = 0);
+        s.prompts.iter_mut().for_each(|p| p.line = 0);
+        s.resource_templates.iter_mut().for_each(|t| t.line = 0);
+        s
+    };
+    strip(a) == strip(b)
+}
+
+fn check(args: &CheckArgs) -> Result<Report, Error> {
+    require_from(&args.from, "check")?;
+    let (read, mut notes) = read_trusted(&args.lockfile)?;
+    let capture = Capture::read_paths(&args.from)?;
+    let derived = capture.default_server_name();
+    let entry = pick_entry(
+        &read.lockfile,
+        args.name.as_deref(),
+        &derived,
+        &args.lockfile,
+    )?;
+    let live = build_server(
+        &capture,
+        &BuildOptions {
+            name: entry.name.clone(),
+            source: capture.describe(),
+            previous: Some(entry),
+        },
+    )?;
+    notes.extend(capture.notes.iter().cloned());
+    if entry.source != live.source {
+        notes.push(format!(
+            "source differs from the recorded one: locked from {:?}, checked {:?}",
+            entry.source, live.source
+        ));
+    }
+    let server_diff = diff_servers(entry, &live);
+    let changed = server_diff.is_change();
+    let mut report = Report::new(
+        "check",
+        if changed {
+            Outcome::Changed
+        } else {
+            Outcome::Match
+        },
+    );
+    if changed {
+        report.accept = Some(lock_command(&args.from, &entry.name, &args.lockfile));
+    }
+    if changed || !server_diff.notes.is_empty() || !server_diff.coverage.is_empty() {
+        report.servers.push(server_diff);
+    }
+    report.notes = notes;
+    Ok(report)
+}
+
+/// One side of `catalock diff`: a lockfile, or a capture built into a one-server lockfile.
+fn load_side(
+    path: &str,
+    name: Option<&str>,
+    other: Option<&LockFile>,
+) -> Result<(LockFile, bool), Error> {
+    let text = crate::capture::read_text(path)?;
+    if looks_like_lockfile(&text) {
+        let label = crate::capture::display_label(path);
+        let read = crate::lockfile::parse_lockfile(&text, &label)?;
+        let findings = verify_lockfile(&read, Depth::Digests);
+        if let Some(first) = findings.iter().find(|f| f.code != "not-canonical") {
+            return Err(untrusted(
+                path,
+                first,
+                findings
+                    .iter()
+                    .filter(|f| f.code != "not-canonical")
+                    .count(),
+            ));
+        }
+        return Ok((read.lockfile, true));
+    }
+    let mut capture = Capture::default();
+    capture.add_source(path.to_string(), text)?;
+    if capture.tools.is_none() {
+        return Err(Error::input(
+            format!("{path} holds no tools/list result"),
+            "give a lockfile or a tools/list capture",
+        ));
+    }
+    let derived = capture.default_server_name();
+    let name = match name {
+        Some(n) => {
+            validate_server_name(n)?;
+            n.to_string()
+        }
+        None => match other.map(|o| o.servers.as_slice()) {
+            Some([only]) => only.name.clone(),
+            _ => derived.clone(),
+        },
+    };
+    let previous = other.and_then(|o| o.server(&name));
+    let server = build_server(
+        &capture,
+        &BuildOptions {
+            name,
+            source: capture.describe(),
+            previous,
+        },
+    )?;
+    let mut lockfile = LockFile::default();
+    lockfile.upsert(server);
+    Ok((lockfile, false))
+}
+
+/// Lockfiles start with comments, `version`, or a table header; captures with `{` or `[`
+/// followed by JSON.
+fn looks_like_lockfile(text: &str) -> bool {
+    let first = text
+        .trim_start_matches('\u{feff}')
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    first.starts_with('#')
+        || first.starts_with("version")
+        || first.starts_with("[[") && !first.starts_with("[[{")
+}
+
+fn diff(args: &DiffArgs) -> Result<Report, Error> {
+    let (old, old_is_lockfile) = load_side(&args.old, args.name.as_deref(), None)?;
+    let (new, _) = load_side(&args.new, args.name.as_deref(), Some(&old))?;
+    // A capture on the old side is named after the new side's single entry, so they meet.
+    let old = if !old_is_lockfile
+        && new.servers.len() == 1
+        && old.servers.len() == 1
+        && old.servers[0].name != new.servers[0].name
+    {
+        let mut renamed = old;
+        renamed.servers[0].name = new.servers[0].name.clone();
+        renamed
+    } else {
+        old
+    };
+    let servers = diff_lockfiles(&old, &new);
+    let changed = servers.iter().any(|s| s.is_change());
+    let mut report = Report::new(
+        "diff",
+        if changed {
+            Outcome::Changed
+        } else {
+            Outcome::Match
+        },
+    );
+    report.servers = servers
+        .into_iter()
+        .filter(|s| s.is_change() || !s.notes.is_empty() || !s.coverage.is_empty())
+        .collect();
+    if changed {
+        report.accept = Some(
+            if looks_like_lockfile(&crate::capture::read_text(&args.new)?) {
+                format!("cp {} {}", shell_quote(&args.new), shell_quote(&args.old))
+            } else {
+                let name = new
+                    .servers
+                    .first()
+                    .map(|s| s.name.as_str())
+                    .unwrap_or("server");
+                lock_command(std::slice::from_ref(&args.new), name, &args.old)
+            },
+        );
+    }
+    Ok(report)
+}
+
+fn verify(args: &VerifyArgs) -> Result<Report, Error> {
+    let read = read_lockfile(Path::new(&args.lockfile))?;
+    let findings = verify_lockfile(&read, Depth::Full);
+    let mut report = Report::new(
+        "verify",
+        if findings.is_empty() {
+            Outcome::Match
+        } else {
+            Outcome::Mismatch
+        },
+    );
+    if findings.iter().all(|f| f.code == "not-canonical") && !findings.is_empty() {
+        report.accept = Some(format!(
+            "catalock fmt --lockfile {}",
+            shell_quote(&args.lockfile)
+        ));
+    }
+    report.findings = findings;
+    Ok(report)
+}
+
+fn fmt(args: &FmtArgs, out: &mut dyn Write) -> Result<u8, Error> {
+    let (read, _) = read_trusted(&args.lockfile)?;
+    if read.canonical {
+        write_output(
+            out,
+            &format!("{} is already in canonical form\n", args.lockfile),
+        )?;
+        return Ok(EXIT_SAME);
+    }
+    if args.check {
+        write_output(
+            out,
+            &format!(
+                "{} is not in canonical form; run `catalock fmt --lockfile {}`\n",
+                args.lockfile,
+                shell_quote(&args.lockfile)
+            ),
+        )?;
+        return Ok(EXIT_DIFFERENT);
+    }
+    read.lockfile.write_atomic(Path::new(&args.lockfile))?;
+    write_output(
+        out,
+        &format!("rewrote {} in canonical form\n", args.lockfile),
+    )?;
+    Ok(EXIT_SAME)
+}

@@ -1,0 +1,24 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = match catalock::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // Usage errors are "could not decide" (2), like diff(1); --help and --version are 0.
+            return ExitCode::from(if e.use_stderr() {
+                catalock::EXIT_TROUBLE
+            } else {
+                catalock::EXIT_SAME
+            });
+        }
+    };
+    let code = catalock::app::run(
+        &cli,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
+    ExitCode::from(code)
+}

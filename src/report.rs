@@ -1,0 +1,362 @@
+//! One report per command run, rendered as text or JSON (`schemas/report.schema.json`).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::diff::{Change, FieldChange, ServerDiff, Tokens};
+use crate::error::{Error, ErrorKind};
+use crate::verify::Finding;
+
+/// Version of the JSON report format.
+pub const REPORT_VERSION: u32 = 1;
+
+/// The verdict, matching the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Exit 0: the contracts match (check, diff) or every digest verifies (verify).
+    Match,
+    /// Exit 1: the contracts differ (check, diff).
+    Changed,
+    /// Exit 1: the lockfile does not verify (verify).
+    Mismatch,
+    /// Exit 2: catalock could not decide.
+    Error,
+}
+
+impl Outcome {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Match => crate::EXIT_SAME,
+            Outcome::Changed | Outcome::Mismatch => crate::EXIT_DIFFERENT,
+            Outcome::Error => crate::EXIT_TROUBLE,
+        }
+    }
+}
+
+/// An error as the JSON report carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ErrorReport {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub hint: String,
+}
+
+/// Everything a check, diff or verify run found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(
+    title = "catalock report",
+    description = "Output of `catalock check|diff|verify --format json`."
+)]
+pub struct Report {
+    pub report_version: u32,
+    /// `check`, `diff` or `verify`.
+    pub command: String,
+    pub outcome: Outcome,
+    pub exit_code: u8,
+    /// Per-server differences (check, diff). Servers without differences are left out.
+    pub servers: Vec<ServerDiff>,
+    /// Problems in the lockfile (verify).
+    pub findings: Vec<Finding>,
+    /// Things worth knowing that do not change the outcome.
+    pub notes: Vec<String>,
+    /// The command that accepts the differences, when there are any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accept: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorReport>,
+}
+
+impl Report {
+    pub fn new(command: &str, outcome: Outcome) -> Report {
+        Report {
+            report_version: REPORT_VERSION,
+            command: command.to_string(),
+            outcome,
+            exit_code: outcome.exit_code(),
+            servers: Vec::new(),
+            findings: Vec::new(),
+            notes: Vec::new(),
+            accept: None,
+            error: None,
+        }
+    }
+
+    pub fn from_error(command: &str, error: &Error) -> Report {
+        let mut report = Report::new(command, Outcome::Error);
+        report.error = Some(ErrorReport {
+            kind: error.kind,
+            message: error.message.clone(),
+            hint: error.hint.clone(),
+        });
+        report
+    }
+
+    pub fn set_outcome(&mut self, outcome: Outcome) {
+        self.outcome = outcome;
+        self.exit_code = outcome.exit_code();
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("report serializes");
+        text.push('\n');
+        text
+    }
+
+    /// The human-readable rendering. `sides` names the two sides (`locked`/`live`).
+    pub fn to_text(&self, sides: (&str, &str)) -> String {
+        let mut out = String::new();
+        if let Some(error) = &self.error {
+            let _ = writeln!(out, "error: {}", error.message);
+            let _ = writeln!(out, "hint: {}", error.hint);
+            return out;
+        }
+        for finding in &self.findings {
+            let mut place = String::new();
+            if finding.line > 0 {
+                let _ = write!(place, "line {}: ", finding.line);
+            }
+            if let Some(server) = &finding.server {
+                let _ = write!(place, "server `{server}`: ");
+            }
+            if let Some(entry) = &finding.entry {
+                let _ = write!(place, "{entry}: ");
+            }
+            let _ = writeln!(out, "{place}{} [{}]", finding.message, finding.code);
+        }
+        for server in &self.servers {
+            render_server(&mut out, server, sides);
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "note: {note}");
+        }
+        let _ = writeln!(out, "{}", self.summary());
+        if let Some(accept) = &self.accept {
+            let _ = writeln!(out, "to accept: {accept}");
+        }
+        out
+    }
+
+    /// One line: the verdict and the counts behind it.
+    pub fn summary(&self) -> String {
+        match self.command.as_str() {
+            "verify" => {
+                if self.findings.is_empty() {
+                    "verified: every digest matches its content".to_string()
+                } else {
+                    let n = self.findings.len();
+                    format!("{n} problem{} found", if n == 1 { "" } else { "s" })
+                }
+            }
+            _ => {
+                let changed: Vec<&ServerDiff> =
+                    self.servers.iter().filter(|s| s.is_change()).collect();
+                if changed.is_empty() {
+                    return "no contract changes".to_string();
+                }
+                let mut counts = [0usize; 3];
+                let mut other = 0usize;
+                for server in &changed {
+                    for tool in &server.tools {
+                        counts[match tool.change {
+                            Change::Changed => 0,
+                            Change::Added => 1,
+                            Change::Removed => 2,
+                        }] += 1;
+                    }
+                    other += server.items.len() + usize::from(server.instructions.is_some());
+                }
+                let mut parts = Vec::new();
+                for (n, word) in counts.iter().zip(["changed", "added", "removed"]) {
+                    if *n > 0 {
+                        parts.push(format!("{n} {word}"));
+                    }
+                }
+                let tools = counts.iter().sum::<usize>();
+                let mut text = if parts.is_empty() {
+                    String::from("no tool changes")
+                } else {
+                    format!(
+                        "{} tool{}",
+                        parts.join(", "),
+                        if tools == 1 { "" } else { "s" }
+                    )
+                };
+                if other > 0 {
+                    let _ = write!(
+                        text,
+                        ", {other} server-level change{}",
+                        if other == 1 { "" } else { "s" }
+                    );
+                }
+                let servers = changed.len();
+                let _ = write!(
+                    text,
+                    " in {servers} server{}",
+                    if servers == 1 { "" } else { "s" }
+                );
+                let before: u64 = changed.iter().filter_map(|s| s.tokens.before).sum();
+                let after: u64 = changed.iter().filter_map(|s| s.tokens.after).sum();
+                if before != after {
+                    let _ = write!(
+                        text,
+                        "; tokens {}",
+                        tokens_text(&Tokens {
+                            before: Some(before),
+                            after: Some(after)
+                        })
+                    );
+                }
+                text
+            }
+        }
+    }
+}
+
+fn tokens_text(tokens: &Tokens) -> String {
+    match (tokens.before, tokens.after) {
+        (Some(a), Some(b)) => {
+            let delta = b as i64 - a as i64;
+            format!("{a} -> {b} ({}{delta})", if delta >= 0 { "+" } else { "" })
+        }
+        (Some(a), None) => format!("{a} -> 0"),
+        (None, Some(b)) => format!("0 -> {b}"),
+        (None, None) => "0".to_string(),
+    }
+}
+
+fn render_server(out: &mut String, server: &ServerDiff, sides: (&str, &str)) {
+    match server.change {
+        Some(Change::Changed) => {
+            let _ = writeln!(
+                out,
+                "server `{}`: contract changed ({} -> {})",
+                server.server,
+                server.before.map(|d| d.short()).unwrap_or_default(),
+                server.after.map(|d| d.short()).unwrap_or_default()
+            );
+        }
+        Some(Change::Added) => {
+            let _ = writeln!(
+                out,
+                "server `{}`: only in {} ({})",
+                server.server,
+                sides.1,
+                server.after.map(|d| d.short()).unwrap_or_default()
+            );
+        }
+        Some(Change::Removed) => {
+            let _ = writeln!(
+                out,
+                "server `{}`: only in {} ({})",
+                server.server,
+                sides.0,
+                server.before.map(|d| d.short()).unwrap_or_default()
+            );
+        }
+        None => {
+            if server.notes.is_empty() && server.coverage.is_empty() {
+                return;
+            }
+            let _ = writeln!(out, "server `{}`: contract unchanged", server.server);
+        }
+    }
+    for tool in &server.tools {
+        match tool.change {
+            Change::Added => {
+                let _ = writeln!(
+                    out,
+                    "  + tool `{}` added ({} tokens)",
+                    tool.name,
+                    tool.tokens.after.unwrap_or(0)
+                );
+            }
+            Change::Removed => {
+                let _ = writeln!(
+                    out,
+                    "  - tool `{}` removed ({} tokens)",
+                    tool.name,
+                    tool.tokens.before.unwrap_or(0)
+                );
+            }
+            Change::Changed => {
+                let names: Vec<&str> = tool.sections.iter().map(|s| s.section.name()).collect();
+                let _ = writeln!(
+                    out,
+                    "  ~ tool `{}` changed: {}",
+                    tool.name,
+                    names.join(", ")
+                );
+                for section in &tool.sections {
+                    if section.section == crate::contract::Section::Economy {
+                        continue;
+                    }
+                    for field in &section.fields {
+                        render_field(out, field, "      ", sides);
+                    }
+                }
+                if tool.tokens.before != tool.tokens.after {
+                    let _ = writeln!(out, "      tokens: {}", tokens_text(&tool.tokens));
+                }
+            }
+        }
+    }
+    if let Some(field) = &server.instructions {
+        let _ = writeln!(out, "  ~ instructions changed");
+        render_field(out, field, "      ", sides);
+    }
+    for item in &server.items {
+        let (mark, verb) = match item.change {
+            Change::Added => ('+', "added"),
+            Change::Removed => ('-', "removed"),
+            Change::Changed => ('~', "changed"),
+        };
+        let _ = writeln!(out, "  {mark} {} `{}` {verb}", item.kind.noun(), item.key);
+        if let Some(unified) = &item.unified {
+            render_unified(out, unified, "      ", sides);
+        }
+    }
+    for line in &server.coverage {
+        let _ = writeln!(out, "  ! {line}");
+    }
+    for note in &server.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
+}
+
+fn render_field(out: &mut String, field: &FieldChange, indent: &str, sides: (&str, &str)) {
+    match &field.unified {
+        Some(unified) => {
+            let _ = writeln!(out, "{indent}{}:", field.field);
+            render_unified(out, unified, &format!("{indent}  "), sides);
+        }
+        None => {
+            let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".to_string());
+            if field.field.starts_with("annotations.")
+                || field.field == "tokens"
+                || field.field == "bytes"
+            {
+                let _ = writeln!(
+                    out,
+                    "{indent}{}: {} -> {}",
+                    field.field,
+                    show(&field.before),
+                    show(&field.after)
+                );
+            } else {
+                let _ = writeln!(out, "{indent}{}:", field.field);
+                let _ = writeln!(out, "{indent}  - {}", show(&field.before));
+                let _ = writeln!(out, "{indent}  + {}", show(&field.after));
+            }
+        }
+    }
+}
+
+fn render_unified(out: &mut String, unified: &str, indent: &str, sides: (&str, &str)) {
+    let _ = writeln!(out, "{indent}--- {}", sides.0);
+    let _ = writeln!(out, "{indent}+++ {}", sides.1);
+    for line in unified.lines() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+}
