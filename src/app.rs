@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::build::{BuildOptions, build_server};
+use crate::build::{BuildOptions, Detail, build_server};
 use crate::capture::Capture;
 use crate::cli::{CheckArgs, Cli, Command, DiffArgs, FmtArgs, Format, LockArgs, VerifyArgs};
 use crate::diff::{diff_lockfiles, diff_servers};
@@ -271,6 +271,7 @@ fn lock(args: &LockArgs, out: &mut dyn Write) -> Result<u8, Error> {
             name: name.clone(),
             source: capture.describe(),
             previous,
+            detail: Detail::Full,
         },
     )?;
     let mut dropped = Vec::new();
@@ -352,31 +353,66 @@ fn same_entry(a: &LockedServer, b: &LockedServer) -> bool {
 
 fn check(args: &CheckArgs) -> Result<Report, Error> {
     require_from(&args.from, "check")?;
-    let (read, mut notes) = read_trusted(&args.lockfile)?;
-    let capture = Capture::read_paths(&args.from)?;
-    let derived = capture.default_server_name();
+    // The lockfile is verified on one thread while the capture is digested on the others;
+    // both keep only digests, so memory holds the capture text and little else.
+    let (index, live) = std::thread::scope(|scope| {
+        let index = scope.spawn(|| crate::verify::read_verified_digests(Path::new(&args.lockfile)));
+        let live = Capture::read_paths(&args.from).and_then(|capture| {
+            let name = capture.default_server_name();
+            let options = BuildOptions {
+                name,
+                source: capture.describe(),
+                previous: None,
+                detail: Detail::Skeleton,
+            };
+            let skeleton = build_server(&capture, &options)?;
+            Ok((capture, skeleton))
+        });
+        (index.join().expect("lockfile reader panicked"), live)
+    });
+    let (read, findings) = index?;
+    let (fatal, cosmetic): (Vec<Finding>, Vec<Finding>) = findings
+        .into_iter()
+        .partition(|f| f.code != "not-canonical");
+    if let Some(first) = fatal.first() {
+        return Err(untrusted(&args.lockfile, first, fatal.len()));
+    }
+    let mut notes: Vec<String> = cosmetic
+        .into_iter()
+        .map(|f| format!("{} (run `catalock fmt` to rewrite it)", f.message))
+        .collect();
+    let (capture, mut skeleton) = live?;
     let entry = pick_entry(
         &read.lockfile,
         args.name.as_deref(),
-        &derived,
+        &skeleton.name,
         &args.lockfile,
     )?;
-    let live = build_server(
-        &capture,
-        &BuildOptions {
+    skeleton.name = entry.name.clone();
+    notes.extend(capture.notes.iter().cloned());
+    if entry.source != skeleton.source {
+        notes.push(format!(
+            "source differs from the recorded one: locked from {:?}, checked {:?}",
+            entry.source, skeleton.source
+        ));
+    }
+    let mut server_diff = diff_servers(entry, &skeleton);
+    if server_diff.is_change() {
+        // The readable diff needs content: read both sides again in full (only on failure).
+        let full = read_lockfile(Path::new(&args.lockfile))?;
+        let entry = full
+            .lockfile
+            .server(&skeleton.name)
+            .expect("entry was found in the same file");
+        let options = BuildOptions {
             name: entry.name.clone(),
             source: capture.describe(),
             previous: Some(entry),
-        },
-    )?;
-    notes.extend(capture.notes.iter().cloned());
-    if entry.source != live.source {
-        notes.push(format!(
-            "source differs from the recorded one: locked from {:?}, checked {:?}",
-            entry.source, live.source
-        ));
+            detail: Detail::Full,
+        };
+        let live = build_server(&capture, &options)?;
+        server_diff = diff_servers(entry, &live);
     }
-    let server_diff = diff_servers(entry, &live);
     let changed = server_diff.is_change();
     let mut report = Report::new(
         "check",
@@ -387,7 +423,7 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
         },
     );
     if changed {
-        report.accept = Some(lock_command(&args.from, &entry.name, &args.lockfile));
+        report.accept = Some(lock_command(&args.from, &skeleton.name, &args.lockfile));
     }
     if changed || !server_diff.notes.is_empty() || !server_diff.coverage.is_empty() {
         report.servers.push(server_diff);
@@ -445,6 +481,7 @@ fn load_side(
             name,
             source: capture.describe(),
             previous,
+            detail: Detail::Full,
         },
     )?;
     let mut lockfile = LockFile::default();

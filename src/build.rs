@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::capture::{Capture, RawItem};
 use crate::contract::{
-    self, Digest, Economy, ItemKind, ServerDigestInput, ToolDigests, as_named_object,
-    canonical_sections, catalog_entry, catalog_revision_from_entries,
+    self, Digest, Economy, ItemKind, ServerDigestInput, ToolDigests, ToolPieces, as_named_object,
+    catalog_revision_from_entries,
 };
 use crate::error::Error;
 use crate::json;
@@ -26,6 +26,18 @@ pub struct BuildOptions<'a> {
     pub source: String,
     /// The entry being replaced or compared with: its token counts are reused.
     pub previous: Option<&'a LockedServer>,
+    pub detail: Detail,
+}
+
+/// How much of each tool to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Everything the lockfile stores.
+    Full,
+    /// Digests and annotations only, for a fast comparison: no content is rendered, tokens
+    /// are not counted (0 unless reused from `previous`), and `catalog-revision` is not
+    /// computed (zero). Never written to a lockfile.
+    Skeleton,
 }
 
 /// Builds the lockfile entry of the server a capture describes.
@@ -42,7 +54,7 @@ pub fn build_server(capture: &Capture, options: &BuildOptions<'_>) -> Result<Loc
         .unwrap_or_default();
 
     let mut built = process_in_parallel(items, |index, item| {
-        build_tool(capture, index, item, &reuse)
+        build_tool(capture, index, item, &reuse, options.detail)
     })?;
     built.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
     if let Some(pair) = built.windows(2).find(|w| w[0].tool.name == w[1].tool.name) {
@@ -57,8 +69,12 @@ pub fn build_server(capture: &Capture, options: &BuildOptions<'_>) -> Result<Loc
         ));
     }
 
-    let catalog_revision =
-        catalog_revision_from_entries(built.iter().map(|b| b.catalog_entry.as_str()));
+    let catalog_revision = match options.detail {
+        Detail::Full => {
+            catalog_revision_from_entries(built.iter().map(|b| b.catalog_entry.as_str()))
+        }
+        Detail::Skeleton => Digest([0; 32]),
+    };
     let prompts = build_items(capture, ItemKind::Prompt)?;
     let templates = build_items(capture, ItemKind::ResourceTemplate)?;
     let instructions = capture.server.instructions.clone();
@@ -222,6 +238,7 @@ fn build_tool(
     index: usize,
     item: &RawItem,
     reuse: &HashMap<&str, (Digest, u64, u64)>,
+    detail: Detail,
 ) -> Result<BuiltTool, Error> {
     let value = capture.parse_item(item)?;
     let (map, name) = as_named_object(&value, "name").map_err(|why| {
@@ -230,36 +247,43 @@ fn build_tool(
             "every tools/list entry must be an object with a string \"name\"; fix the capture or the server",
         )
     })?;
-    let canonical = canonical_sections(map);
+    let pieces = ToolPieces::from_object(map);
+    let canonical = pieces.sections();
     let surface = canonical.surface_digest();
-    let economy = match reuse.get(name) {
-        Some((previous, tokens, bytes)) if *previous == surface => Economy {
+    let bytes = canonical.model_view.len() as u64;
+    let economy = match (reuse.get(name), detail) {
+        (Some((previous, tokens, _)), _) if *previous == surface => Economy {
             tokens: *tokens,
-            bytes: *bytes,
+            bytes,
         },
-        _ => Economy {
+        (_, Detail::Full) => Economy {
             tokens: tokens::count(&canonical.model_view),
-            bytes: canonical.model_view.len() as u64,
+            bytes,
         },
+        (_, Detail::Skeleton) => Economy { tokens: 0, bytes },
     };
     let digests = canonical.digests(economy);
     let mut entry = String::new();
-    catalog_entry(map, &mut entry);
+    let tool = match detail {
+        Detail::Full => {
+            pieces.catalog_entry(&mut entry);
+            locked_tool(name, map, &digests, economy)
+        }
+        Detail::Skeleton => {
+            let mut tool = skeleton_tool(name, &digests, economy);
+            tool.annotations = map.get("annotations").map(json::canonical_pretty);
+            tool
+        }
+    };
     Ok(BuiltTool {
-        tool: locked_tool(name, map, &digests, economy),
+        tool,
         catalog_entry: entry,
         item: *item,
     })
 }
 
-/// The lockfile record of a tool: digests plus content, split into readable fields.
-pub fn locked_tool(
-    name: &str,
-    map: &Map<String, Value>,
-    digests: &ToolDigests,
-    economy: Economy,
-) -> LockedTool {
-    let mut tool = LockedTool {
+fn skeleton_tool(name: &str, digests: &ToolDigests, economy: Economy) -> LockedTool {
+    LockedTool {
         name: name.to_string(),
         digest: digests.tool,
         surface: digests.surface,
@@ -276,7 +300,17 @@ pub fn locked_tool(
         output_schema: None,
         icons: None,
         line: 0,
-    };
+    }
+}
+
+/// The lockfile record of a tool: digests plus content, split into readable fields.
+pub fn locked_tool(
+    name: &str,
+    map: &Map<String, Value>,
+    digests: &ToolDigests,
+    economy: Economy,
+) -> LockedTool {
+    let mut tool = skeleton_tool(name, digests, economy);
     let mut other = Map::new();
     for (key, value) in map {
         match (key.as_str(), value) {

@@ -13,6 +13,7 @@
 //! key and is left out of the tool digest: a tokenizer upgrade can never change a contract
 //! digest, and an economy change without a surface change is impossible by construction.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -267,86 +268,157 @@ pub fn as_named_object<'v>(
     }
 }
 
-/// Writes an object made of borrowed entries in RFC 8785 order.
-fn write_object(entries: &mut [(&str, &Value)], out: &mut String) {
+/// Writes an object from `(key, compact canonical JSON text)` members in RFC 8785 order.
+fn write_object_of_texts(entries: &mut [(&str, &str)], out: &mut String) {
     if entries.iter().any(|(k, _)| k.bytes().any(|b| b >= 0xEE)) {
         entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
     } else {
         entries.sort_by(|a, b| a.0.cmp(b.0));
     }
+    let size: usize = entries.iter().map(|(k, v)| k.len() + v.len() + 4).sum();
+    out.reserve(size + 2);
     out.push('{');
-    for (i, (key, value)) in entries.iter().enumerate() {
+    for (i, (key, text)) in entries.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
         write_string(key, out);
         out.push(':');
-        json::write_canonical(value, out);
+        out.push_str(text);
     }
     out.push('}');
 }
 
-/// Splits a tool object into its canonical sections. Normalizations (all listed in
-/// `docs/digest-spec.md`): key order (RFC 8785), annotation hints replaced by their effective
-/// values in permissions and removed from behavior, and an annotations object left empty by
-/// that removal is treated as absent.
-pub fn canonical_sections(tool: &Map<String, Value>) -> ToolCanonical {
-    let mut surface: Vec<(&str, &Value)> = Vec::with_capacity(6);
-    let mut behavior: Vec<(&str, &Value)> = Vec::new();
-    let mut model: Vec<(&str, &Value)> = Vec::with_capacity(3);
-    let mut annotation_rest: Option<Value> = None;
-    let defaults: Vec<(&str, Value)> = PERMISSION_HINTS
-        .iter()
-        .map(|(k, d)| (*k, Value::Bool(*d)))
-        .collect();
-    let mut permissions: Vec<(&str, &Value)> = defaults.iter().map(|(k, v)| (*k, v)).collect();
+/// A tool's top-level members as compact RFC 8785 texts, from which every section is
+/// assembled. Built from a parsed tool ([`ToolPieces::from_object`]), or by `verify` from a
+/// lockfile's stored canonical text without parsing the schemas again: both go through the
+/// same assembly, so they cannot disagree on the algorithm.
+#[derive(Debug, Clone, Default)]
+pub struct ToolPieces<'a> {
+    /// `(key, compact canonical JSON)` for every member except `annotations`.
+    pub members: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    /// `annotations`, parsed: permissions need the hint values.
+    pub annotations: Option<Cow<'a, Value>>,
+}
 
-    for (key, value) in tool {
-        let key = key.as_str();
-        if SURFACE_KEYS.contains(&key) {
-            surface.push((key, value));
-            if matches!(key, "name" | "description" | "inputSchema") {
-                model.push((key, value));
+impl<'a> ToolPieces<'a> {
+    pub fn from_object(tool: &'a Map<String, Value>) -> ToolPieces<'a> {
+        let mut pieces = ToolPieces {
+            members: Vec::with_capacity(tool.len()),
+            annotations: None,
+        };
+        for (key, value) in tool {
+            if key == "annotations" {
+                pieces.annotations = Some(Cow::Borrowed(value));
+            } else {
+                pieces.members.push((
+                    Cow::Borrowed(key.as_str()),
+                    Cow::Owned(json::canonical(value)),
+                ));
             }
-        } else if key == "annotations" {
-            match value {
-                Value::Object(annotations) => {
-                    let mut rest = Map::new();
-                    for (hint, hint_value) in annotations {
-                        match permissions.iter_mut().find(|(k, _)| *k == hint.as_str()) {
-                            Some(slot) => slot.1 = hint_value,
-                            None => {
-                                rest.insert(hint.clone(), hint_value.clone());
-                            }
-                        }
-                    }
-                    if !rest.is_empty() {
-                        annotation_rest = Some(Value::Object(rest));
+        }
+        pieces
+    }
+
+    fn member(&self, key: &str) -> Option<&str> {
+        self.members
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_ref())
+    }
+
+    /// Splits the tool into its canonical sections. Normalizations (all listed in
+    /// `docs/digest-spec.md`): key order (RFC 8785), annotation hints replaced by their
+    /// effective values in permissions and removed from behavior, and an annotations object
+    /// left empty by that removal is treated as absent.
+    pub fn sections(&self) -> ToolCanonical {
+        let mut surface: Vec<(&str, &str)> = Vec::with_capacity(6);
+        let mut behavior: Vec<(&str, &str)> = Vec::new();
+        let mut model: Vec<(&str, &str)> = Vec::with_capacity(3);
+        for (key, text) in &self.members {
+            let (key, text) = (key.as_ref(), text.as_ref());
+            if SURFACE_KEYS.contains(&key) {
+                surface.push((key, text));
+                if matches!(key, "name" | "description" | "inputSchema") {
+                    model.push((key, text));
+                }
+            } else {
+                behavior.push((key, text));
+            }
+        }
+        let mut hints: [Option<&Value>; 4] = [None; 4];
+        let mut annotation_rest = String::new();
+        match self.annotations.as_deref() {
+            Some(Value::Object(annotations)) => {
+                let mut rest: Vec<(&str, &Value)> = Vec::new();
+                for (key, value) in annotations {
+                    match PERMISSION_HINTS.iter().position(|(hint, _)| hint == key) {
+                        Some(i) => hints[i] = Some(value),
+                        None => rest.push((key, value)),
                     }
                 }
-                // Not an object: the hints cannot be read from it, so they keep their defaults
-                // and the value itself is behavior, kept exactly.
-                other => behavior.push((key, other)),
+                if !rest.is_empty() {
+                    let texts: Vec<(&str, String)> =
+                        rest.iter().map(|(k, v)| (*k, json::canonical(v))).collect();
+                    let mut entries: Vec<(&str, &str)> =
+                        texts.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    write_object_of_texts(&mut entries, &mut annotation_rest);
+                }
             }
-        } else {
-            behavior.push((key, value));
+            // Not an object: the hints cannot be read from it, so they keep their defaults
+            // and the value itself is behavior, kept exactly.
+            Some(other) => annotation_rest = json::canonical(other),
+            None => {}
         }
-    }
-    if let Some(rest) = annotation_rest.as_ref() {
-        behavior.push(("annotations", rest));
+        if !annotation_rest.is_empty() {
+            behavior.push(("annotations", &annotation_rest));
+        }
+        let mut permissions = String::with_capacity(96);
+        permissions.push('{');
+        for (i, ((hint, default), value)) in PERMISSION_HINTS.iter().zip(hints).enumerate() {
+            if i > 0 {
+                permissions.push(',');
+            }
+            write_string(hint, &mut permissions);
+            permissions.push(':');
+            match value {
+                Some(v) => json::write_canonical(v, &mut permissions),
+                None => permissions.push_str(if *default { "true" } else { "false" }),
+            }
+        }
+        permissions.push('}');
+
+        let mut out = ToolCanonical {
+            surface: String::new(),
+            behavior: String::new(),
+            permissions,
+            model_view: String::new(),
+        };
+        write_object_of_texts(&mut surface, &mut out.surface);
+        write_object_of_texts(&mut behavior, &mut out.behavior);
+        write_object_of_texts(&mut model, &mut out.model_view);
+        out
     }
 
-    let mut out = ToolCanonical {
-        surface: String::new(),
-        behavior: String::new(),
-        permissions: String::new(),
-        model_view: String::new(),
-    };
-    write_object(&mut surface, &mut out.surface);
-    write_object(&mut behavior, &mut out.behavior);
-    write_object(&mut permissions, &mut out.permissions);
-    write_object(&mut model, &mut out.model_view);
-    out
+    /// This tool's entry of the `ram-tool-catalog-v1` revision.
+    pub fn catalog_entry(&self, out: &mut String) {
+        let annotations = self.annotations.as_deref().map(json::canonical);
+        let mut kept: Vec<(&str, &str)> = Vec::with_capacity(5);
+        if let Some(a) = annotations.as_deref() {
+            kept.push(("annotations", a));
+        }
+        for key in ["description", "inputSchema", "name", "title"] {
+            if let Some(text) = self.member(key) {
+                kept.push((key, text));
+            }
+        }
+        write_object_of_texts(&mut kept, out);
+    }
+}
+
+/// Splits a parsed tool object into its canonical sections (see [`ToolPieces::sections`]).
+pub fn canonical_sections(tool: &Map<String, Value>) -> ToolCanonical {
+    ToolPieces::from_object(tool).sections()
 }
 
 impl ToolCanonical {
@@ -499,12 +571,7 @@ pub fn catalog_revision<'a>(tools: impl IntoIterator<Item = &'a Map<String, Valu
 
 /// One tool's entry of the catalog revision, appended to `out`.
 pub fn catalog_entry(tool: &Map<String, Value>, out: &mut String) {
-    let mut kept: Vec<(&str, &Value)> =
-        ["annotations", "description", "inputSchema", "name", "title"]
-            .iter()
-            .filter_map(|k| tool.get(*k).map(|v| (*k, v)))
-            .collect();
-    write_object(&mut kept, out);
+    ToolPieces::from_object(tool).catalog_entry(out);
 }
 
 /// The catalog revision from entries already rendered by [`catalog_entry`], sorted by name.

@@ -300,7 +300,14 @@ pub fn diff_servers(old: &LockedServer, new: &LockedServer) -> ServerDiff {
     } else {
         projected_server_digest(old, common) != projected_server_digest(new, common)
     };
-    if !changed && old.catalog_revision != new.catalog_revision {
+    let restated = !changed
+        && old.tools.len() == new.tools.len()
+        && old
+            .tools
+            .iter()
+            .zip(&new.tools)
+            .any(|(a, b)| a.digest == b.digest && a.annotations != b.annotations);
+    if restated {
         notes.push(
             "the content differs only in ways no client can observe (e.g. an annotation hint stated at its default); \
              relock to refresh the stored form"

@@ -264,12 +264,35 @@ fn write_number(n: &Number, out: &mut String) {
     out.push_str(buf.format(f));
 }
 
+/// Whether any of the 8 bytes of `chunk` needs escaping in a JSON string: below 0x20, `"`
+/// or `\`. Checked a word at a time because descriptions and schemas are mostly plain text.
+#[inline]
+fn needs_escape(chunk: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let below_space = chunk.wrapping_sub(ONES * 0x20) & !chunk & HIGHS;
+    below_space | has_zero(chunk ^ (ONES * b'"' as u64)) | has_zero(chunk ^ (ONES * b'\\' as u64))
+        != 0
+}
+
 /// A JSON string as RFC 8785 writes it (ECMAScript `JSON.stringify` escaping).
 pub fn write_string(s: &str, out: &mut String) {
+    out.reserve(s.len() + 2);
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // Skip whole words that need no escaping.
+        if i + 8 <= bytes.len() {
+            let word = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+            if !needs_escape(word) {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
         let escape: Option<&str> = match b {
             b'"' => Some("\\\""),
             b'\\' => Some("\\\\"),
@@ -279,7 +302,10 @@ pub fn write_string(s: &str, out: &mut String) {
             0x0c => Some("\\f"),
             0x0d => Some("\\r"),
             0x00..=0x1f => None,
-            _ => continue,
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.push_str(&s[start..i]);
         match escape {
@@ -291,7 +317,8 @@ pub fn write_string(s: &str, out: &mut String) {
                 out.push(HEX[(b & 0xf) as usize] as char);
             }
         }
-        start = i + 1;
+        i += 1;
+        start = i;
     }
     out.push_str(&s[start..]);
     out.push('"');
@@ -299,28 +326,41 @@ pub fn write_string(s: &str, out: &mut String) {
 
 /// Removes the whitespace outside strings, turning [`canonical_pretty`] output into
 /// [`canonical`] output. Appends to `out`.
+///
+/// Works a line at a time: canonical strings hold no raw newline, so outside strings the only
+/// whitespace is each line's indentation and the one space after a member's colon.
 pub fn strip_pretty(pretty: &str, out: &mut String) {
+    out.reserve(pretty.len());
+    let mut start = 0;
     let bytes = pretty.as_bytes();
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut run_start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-        } else if b == b'"' {
-            in_string = true;
-        } else if matches!(b, b' ' | b'\n' | b'\t' | b'\r') {
-            out.push_str(&pretty[run_start..i]);
-            run_start = i + 1;
+    while start <= bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        let line = pretty[start..end].trim_start_matches(' ');
+        start = end + 1;
+        if let Some(colon) = member_colon(line) {
+            out.push_str(&line[..colon + 1]);
+            out.push_str(line[colon + 1..].trim_start_matches(' '));
+        } else {
+            out.push_str(line);
         }
     }
-    out.push_str(&pretty[run_start..]);
+}
+
+/// If `line` starts with a member name (`"key": ...`), the index of its colon.
+fn member_colon(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    if bytes.first() != Some(&b'"') {
+        return None;
+    }
+    let mut i = 1;
+    loop {
+        i += memchr::memchr2(b'"', b'\\', &bytes[i..])?;
+        if bytes[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        return (bytes.get(i + 1) == Some(&b':')).then_some(i + 1);
+    }
 }
 
 #[cfg(test)]
@@ -374,6 +414,33 @@ mod tests {
         let mut compact = String::new();
         strip_pretty(&pretty, &mut compact);
         assert_eq!(compact, canonical(&v));
+    }
+
+    #[test]
+    fn strip_handles_escapes_and_colons_in_strings() {
+        let v = parse_strict(r#"{"a\\\"b: c":"x: y","k":["a, b", "q\"", {"z":1}],"long":"0123456789 \u001f \" tail"}"#).unwrap();
+        let mut compact = String::new();
+        strip_pretty(&canonical_pretty(&v), &mut compact);
+        assert_eq!(compact, canonical(&v));
+    }
+
+    #[test]
+    fn escaping_is_found_in_every_position_of_a_word() {
+        for position in 0..17 {
+            for special in ['"', '\\', '\n', '\u{1}', '\u{1f}'] {
+                let mut text: String = "abcdefghijklmnopq".chars().collect();
+                text.replace_range(position..position + 1, &special.to_string());
+                let mut ours = String::new();
+                write_string(&text, &mut ours);
+                assert_eq!(
+                    ours,
+                    serde_json::to_string(&text)
+                        .unwrap()
+                        .replace("\\u001F", "\\u001f"),
+                    "{text:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -4,15 +4,17 @@
 //! verification (without recounting tokens, which only `verify` does) and refuse to compare
 //! against a lockfile that fails it.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::build::{BuiltItem, server_digest, tool_object};
 use crate::contract::{
-    self, Digest, Economy, ItemKind, canonical_sections, catalog_entry,
+    self, Digest, Economy, ItemKind, ToolDigests, ToolPieces, canonical_sections,
     catalog_revision_from_entries,
 };
 use crate::json;
-use crate::lockfile::{LockFile, LockedServer, ReadLockFile};
+use crate::lockfile::{LockFile, LockedServer, LockedTool, ReadLockFile};
 use crate::tokens;
 
 /// One problem found in a lockfile.
@@ -85,8 +87,218 @@ pub fn verify_lockfile(read: &ReadLockFile, depth: Depth) -> Vec<Finding> {
     findings
 }
 
+/// What verifying one tool found.
+#[derive(Debug, Default)]
+pub struct ToolCheck {
+    pub findings: Vec<Finding>,
+    /// The stored digests all match the content (formatting aside).
+    pub sound: bool,
+    /// The tool's `ram-tool-catalog-v1` entry (computed at [`Depth::Full`] only).
+    pub catalog_entry: Option<String>,
+}
+
+/// The pieces of a stored tool, from its canonical text: schemas are not parsed again, only
+/// stripped of layout (see [`json::strip_pretty`]); `annotations` and `other` are parsed.
+fn stored_pieces(tool: &LockedTool) -> Result<ToolPieces<'_>, String> {
+    let mut pieces = ToolPieces::default();
+    let string = |key: &'static str, value: &str, pieces: &mut ToolPieces<'_>| {
+        let mut text = String::with_capacity(value.len() + 2);
+        json::write_string(value, &mut text);
+        pieces.members.push((Cow::Borrowed(key), Cow::Owned(text)));
+    };
+    string("name", &tool.name, &mut pieces);
+    if let Some(t) = &tool.title {
+        string("title", t, &mut pieces);
+    }
+    if let Some(d) = &tool.description {
+        string("description", d, &mut pieces);
+    }
+    for (key, text) in [
+        ("inputSchema", &tool.input_schema),
+        ("outputSchema", &tool.output_schema),
+        ("icons", &tool.icons),
+    ] {
+        if let Some(text) = text {
+            let mut compact = String::with_capacity(text.len());
+            json::strip_pretty(text, &mut compact);
+            pieces
+                .members
+                .push((Cow::Borrowed(key), Cow::Owned(compact)));
+        }
+    }
+    if let Some(text) = &tool.annotations {
+        let value =
+            json::parse_strict(text).map_err(|e| format!("annotations is not valid JSON: {e}"))?;
+        pieces.annotations = Some(Cow::Owned(value));
+    }
+    if let Some(text) = &tool.other {
+        match json::parse_strict(text).map_err(|e| format!("other is not valid JSON: {e}"))? {
+            serde_json::Value::Object(other) => {
+                for (key, value) in other {
+                    let taken =
+                        key == "annotations" || pieces.members.iter().any(|(k, _)| *k == key);
+                    if taken {
+                        return Err(format!(
+                            "other repeats key {key:?}, which has a field of its own"
+                        ));
+                    }
+                    pieces
+                        .members
+                        .push((Cow::Owned(key), Cow::Owned(json::canonical(&value))));
+                }
+            }
+            v => {
+                return Err(format!(
+                    "other is {}, not a JSON object",
+                    contract::json_kind(&v)
+                ));
+            }
+        }
+    }
+    Ok(pieces)
+}
+
+/// Verifies one stored tool against its digests.
+pub fn verify_tool(server: &str, tool: &LockedTool, depth: Depth) -> ToolCheck {
+    let mut check = ToolCheck::default();
+    let finding = |code: &'static str, message: String| Finding {
+        line: tool.line,
+        server: Some(server.to_string()),
+        entry: Some(format!("tool {}", tool.name)),
+        code,
+        message,
+    };
+    let pieces = match stored_pieces(tool) {
+        Ok(p) => p,
+        Err(why) => {
+            check.findings.push(finding("invalid-content", why));
+            return check;
+        }
+    };
+    let stored_economy = Economy {
+        tokens: tool.tokens,
+        bytes: tool.bytes,
+    };
+    let mut canonical = pieces.sections();
+    let mut digests = canonical.digests(stored_economy);
+    let content_matches = |d: &ToolDigests| {
+        d.surface == tool.surface
+            && d.behavior == tool.behavior
+            && d.permissions == tool.permissions
+    };
+    if !content_matches(&digests) {
+        // Stripping layout gives canonical JSON only if the stored text was canonical; parse
+        // it to tell a reformatted entry from a changed one.
+        match tool_object(tool) {
+            Ok(map) => {
+                canonical = canonical_sections(&map);
+                digests = canonical.digests(stored_economy);
+                if content_matches(&digests) {
+                    check.findings.push(finding(
+                        "not-canonical",
+                        "stored JSON is not in canonical form".into(),
+                    ));
+                }
+            }
+            Err(why) => {
+                check.findings.push(finding("invalid-content", why));
+                return check;
+            }
+        }
+    }
+    let mut mismatched: Vec<String> = Vec::new();
+    for (name, stored, computed) in [
+        ("surface", tool.surface, digests.surface),
+        ("behavior", tool.behavior, digests.behavior),
+        ("permissions", tool.permissions, digests.permissions),
+        ("economy", tool.economy, digests.economy),
+        ("digest", tool.digest, digests.tool),
+    ] {
+        if stored != computed {
+            mismatched.push(format!(
+                "{name} is {} but the content gives {}",
+                stored.short(),
+                computed.short()
+            ));
+        }
+    }
+    check.sound = mismatched.is_empty();
+    if !mismatched.is_empty() {
+        check
+            .findings
+            .push(finding("digest-mismatch", mismatched.join("; ")));
+    }
+    let bytes = canonical.model_view.len() as u64;
+    if bytes != tool.bytes {
+        check.sound = false;
+        check.findings.push(finding(
+            "count-mismatch",
+            format!(
+                "bytes is {} but the model view has {bytes} bytes",
+                tool.bytes
+            ),
+        ));
+    }
+    if depth == Depth::Full {
+        let counted = tokens::count(&canonical.model_view);
+        if counted != tool.tokens {
+            check.findings.push(finding(
+                "token-mismatch",
+                format!(
+                    "tokens is {} but {} counts {counted}",
+                    tool.tokens,
+                    contract::TOKENIZER
+                ),
+            ));
+        }
+        for (field, text) in [
+            ("annotations", &tool.annotations),
+            ("other", &tool.other),
+            ("input-schema", &tool.input_schema),
+            ("output-schema", &tool.output_schema),
+            ("icons", &tool.icons),
+        ] {
+            if let Some(Ok(value)) = text.as_ref().map(|t| json::parse_strict(t)) {
+                if json::canonical_pretty(&value) != *text.as_ref().expect("checked") {
+                    check.findings.push(finding(
+                        "not-canonical",
+                        format!("{field} is not pretty canonical JSON"),
+                    ));
+                }
+            }
+        }
+        let mut entry = String::new();
+        pieces.catalog_entry(&mut entry);
+        check.catalog_entry = Some(entry);
+    }
+    check
+}
+
 /// Verifies one server entry.
 pub fn verify_server(server: &LockedServer, depth: Depth) -> Vec<Finding> {
+    let checks = crate::build::process_in_parallel(&server.tools, |_, tool| {
+        Ok(verify_tool(&server.name, tool, depth))
+    })
+    .expect("verify_tool does not fail");
+    let sound = checks.iter().all(|c| c.sound);
+    let mut out: Vec<Finding> = Vec::new();
+    let mut entries = Vec::with_capacity(checks.len());
+    for check in checks {
+        out.extend(check.findings);
+        entries.extend(check.catalog_entry);
+    }
+    let revision_input = (depth == Depth::Full && sound).then_some(entries);
+    out.extend(verify_totals(server, sound, revision_input));
+    out
+}
+
+/// Checks of a server entry as a whole, once its tools were verified (`tools_sound`). The
+/// catalog revision is checked when the tools' catalog entries are given.
+pub fn verify_totals(
+    server: &LockedServer,
+    tools_sound: bool,
+    catalog_entries: Option<Vec<String>>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let at = |line: usize, entry: Option<String>, code: &'static str, message: String| Finding {
         line,
@@ -95,7 +307,6 @@ pub fn verify_server(server: &LockedServer, depth: Depth) -> Vec<Finding> {
         code,
         message,
     };
-
     if crate::lockfile::validate_server_name(&server.name).is_err() {
         out.push(at(
             server.line,
@@ -107,116 +318,25 @@ pub fn verify_server(server: &LockedServer, depth: Depth) -> Vec<Finding> {
             ),
         ));
     }
-    let mut catalog_entries: Vec<String> = Vec::with_capacity(server.tools.len());
-    let mut tools_ok = true;
-    for (i, tool) in server.tools.iter().enumerate() {
-        let entry = Some(format!("tool {}", tool.name));
-        if i > 0 && server.tools[i - 1].name >= tool.name {
-            tools_ok = false;
-            let dup = server.tools[i - 1].name == tool.name;
+    let mut names_ok = true;
+    for pair in server.tools.windows(2) {
+        if pair[0].name >= pair[1].name {
+            names_ok = false;
+            let dup = pair[0].name == pair[1].name;
             out.push(at(
-                tool.line,
-                entry.clone(),
+                pair[1].line,
+                Some(format!("tool {}", pair[1].name)),
                 if dup { "duplicate" } else { "order" },
                 if dup {
-                    format!("tool {:?} appears twice", tool.name)
+                    format!("tool {:?} appears twice", pair[1].name)
                 } else {
                     format!(
                         "tool {:?} is out of order (tools are sorted by name)",
-                        tool.name
+                        pair[1].name
                     )
                 },
             ));
         }
-        let map = match tool_object(tool) {
-            Ok(map) => map,
-            Err(why) => {
-                tools_ok = false;
-                out.push(at(tool.line, entry, "invalid-content", why));
-                continue;
-            }
-        };
-        let canonical = canonical_sections(&map);
-        let bytes = canonical.model_view.len() as u64;
-        let stored_economy = Economy {
-            tokens: tool.tokens,
-            bytes: tool.bytes,
-        };
-        let digests = canonical.digests(stored_economy);
-        let mut mismatched: Vec<String> = Vec::new();
-        for (name, stored, computed) in [
-            ("surface", tool.surface, digests.surface),
-            ("behavior", tool.behavior, digests.behavior),
-            ("permissions", tool.permissions, digests.permissions),
-            ("economy", tool.economy, digests.economy),
-            ("digest", tool.digest, digests.tool),
-        ] {
-            if stored != computed {
-                mismatched.push(format!(
-                    "{name} is {} but the content gives {}",
-                    stored.short(),
-                    computed.short()
-                ));
-            }
-        }
-        if !mismatched.is_empty() {
-            tools_ok = false;
-            out.push(at(
-                tool.line,
-                entry.clone(),
-                "digest-mismatch",
-                mismatched.join("; "),
-            ));
-        }
-        if bytes != tool.bytes {
-            out.push(at(
-                tool.line,
-                entry.clone(),
-                "count-mismatch",
-                format!(
-                    "bytes is {} but the model view has {bytes} bytes",
-                    tool.bytes
-                ),
-            ));
-        }
-        if depth == Depth::Full {
-            let counted = tokens::count(&canonical.model_view);
-            if counted != tool.tokens {
-                out.push(at(
-                    tool.line,
-                    entry.clone(),
-                    "token-mismatch",
-                    format!(
-                        "tokens is {} but {} counts {counted}",
-                        tool.tokens,
-                        contract::TOKENIZER
-                    ),
-                ));
-            }
-        }
-        for (field, text) in [
-            ("annotations", &tool.annotations),
-            ("other", &tool.other),
-            ("input-schema", &tool.input_schema),
-            ("output-schema", &tool.output_schema),
-            ("icons", &tool.icons),
-        ] {
-            if let Some(text) = text {
-                if let Ok(value) = json::parse_strict(text) {
-                    if json::canonical_pretty(&value) != *text {
-                        out.push(at(
-                            tool.line,
-                            entry.clone(),
-                            "not-canonical",
-                            format!("{field} is not pretty canonical JSON"),
-                        ));
-                    }
-                }
-            }
-        }
-        let mut e = String::new();
-        catalog_entry(&map, &mut e);
-        catalog_entries.push(e);
     }
 
     let prompts = verify_items(server, ItemKind::Prompt, &mut out);
@@ -326,19 +446,21 @@ pub fn verify_server(server: &LockedServer, depth: Depth) -> Vec<Finding> {
     }
 
     // Whole-server digests only mean something once every part checked out.
-    if tools_ok {
-        let revision = catalog_revision_from_entries(catalog_entries.iter().map(String::as_str));
-        if revision != server.catalog_revision {
-            out.push(at(
-                server.line,
-                None,
-                "digest-mismatch",
-                format!(
-                    "catalog-revision is {} but the tools give {}",
-                    server.catalog_revision.short(),
-                    revision.short()
-                ),
-            ));
+    if tools_sound && names_ok {
+        if let Some(entries) = catalog_entries {
+            let revision = catalog_revision_from_entries(entries.iter().map(String::as_str));
+            if revision != server.catalog_revision {
+                out.push(at(
+                    server.line,
+                    None,
+                    "digest-mismatch",
+                    format!(
+                        "catalog-revision is {} but the tools give {}",
+                        server.catalog_revision.short(),
+                        revision.short()
+                    ),
+                ));
+            }
         }
         let prompt_count_known = server.prompt_count.is_some();
         let template_count_known = server.resource_template_count.is_some();
@@ -443,4 +565,44 @@ fn verify_items(server: &LockedServer, kind: ItemKind, out: &mut Vec<Finding>) -
         });
     }
     built
+}
+
+/// Reads and verifies a lockfile for comparison, without holding its content: each tool is
+/// verified as it streams in and kept only as digests and annotations. Token counts are taken
+/// as stored, and the catalog revision is not checked (`catalock verify` checks both).
+pub fn read_verified_digests(
+    path: &std::path::Path,
+) -> Result<(ReadLockFile, Vec<Finding>), crate::error::Error> {
+    let mut findings = Vec::new();
+    let mut sound: Vec<(String, bool)> = Vec::new();
+    let mut read = crate::lockfile::read_lockfile_streaming(path, &mut |server, tool| {
+        let check = verify_tool(&server.name, &tool, Depth::Digests);
+        findings.extend(check.findings);
+        match sound.last_mut() {
+            Some((name, ok)) if *name == server.name => *ok &= check.sound,
+            _ => sound.push((server.name.clone(), check.sound)),
+        }
+        Some(skeleton_of(tool))
+    })?;
+    for server in &mut read.lockfile.servers {
+        let tools_sound = sound
+            .iter()
+            .find(|(n, _)| *n == server.name)
+            .is_none_or(|(_, ok)| *ok);
+        findings.extend(verify_totals(server, tools_sound, None));
+    }
+    Ok((read, findings))
+}
+
+/// A tool reduced to what a comparison needs: digests, counts and annotations.
+pub fn skeleton_of(tool: LockedTool) -> LockedTool {
+    LockedTool {
+        title: None,
+        description: None,
+        other: None,
+        input_schema: None,
+        output_schema: None,
+        icons: None,
+        ..tool
+    }
 }
