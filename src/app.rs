@@ -390,7 +390,10 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
     )?;
     skeleton.name = entry.name.clone();
     notes.extend(capture.notes.iter().cloned());
-    if entry.source != skeleton.source {
+    // Captures are named after their files, which differ from run to run; only a different
+    // kind of source (a capture against a live server, say) is worth a note.
+    let kind = |source: &str| source.split(':').next().unwrap_or("").to_string();
+    if kind(&entry.source) != kind(&skeleton.source) {
         notes.push(format!(
             "source differs from the recorded one: locked from {:?}, checked {:?}",
             entry.source, skeleton.source
@@ -489,8 +492,9 @@ fn load_side(
     Ok((lockfile, false))
 }
 
-/// Lockfiles start with comments, `version`, or a table header; captures with `{` or `[`
-/// followed by JSON.
+/// Captures are JSON: they start with `{`, or with `[` that opens an array rather than a
+/// TOML table header (`[name]`, `[[name]]`). Everything else is read as a lockfile, so a
+/// wrong file gets the lockfile's error messages.
 fn looks_like_lockfile(text: &str) -> bool {
     let first = text
         .trim_start_matches('\u{feff}')
@@ -498,9 +502,17 @@ fn looks_like_lockfile(text: &str) -> bool {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("");
-    first.starts_with('#')
-        || first.starts_with("version")
-        || first.starts_with("[[") && !first.starts_with("[[{")
+    let toml_header = first.starts_with('[')
+        && first
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .trim_end()
+            .ends_with(']')
+        && first
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " _.-[]\"'#".contains(c));
+    !(first.starts_with('{') || first.starts_with('[') && !toml_header)
 }
 
 fn diff(args: &DiffArgs) -> Result<Report, Error> {

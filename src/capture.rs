@@ -582,17 +582,16 @@ impl<'s> SourceReader<'s> {
                 if let Value::String(s) = self.parse::<Value>(v)? {
                     self.found.server.protocol_version.get_or_insert(s);
                 }
-            } else if let Some(v) = obj.get("supportedVersions") {
-                if let Value::Array(list) = self.parse::<Value>(v)? {
-                    if let Some(Value::String(s)) = list.first() {
-                        self.found.server.protocol_version.get_or_insert(s.clone());
-                    }
-                }
+            } else if let Some(v) = obj.get("supportedVersions")
+                && let Value::Array(list) = self.parse::<Value>(v)?
+                && let Some(Value::String(s)) = list.first()
+            {
+                self.found.server.protocol_version.get_or_insert(s.clone());
             }
-            if let Some(v) = obj.get("instructions") {
-                if let Value::String(s) = self.parse::<Value>(v)? {
-                    self.found.server.instructions.get_or_insert(s);
-                }
+            if let Some(v) = obj.get("instructions")
+                && let Value::String(s) = self.parse::<Value>(v)?
+            {
+                self.found.server.instructions.get_or_insert(s);
             }
             if let Some(v) = obj.get("serverInfo") {
                 let info: Value = self.parse(v)?;
@@ -600,12 +599,11 @@ impl<'s> SourceReader<'s> {
             }
         }
         // Modern results name the server in result _meta.
-        if let Some(meta) = obj.get("_meta") {
-            if let Ok(Value::Object(meta)) = self.parse::<Value>(meta) {
-                if let Some(info) = meta.get("io.modelcontextprotocol/serverInfo") {
-                    self.found.server.server_info.get_or_insert(info.clone());
-                }
-            }
+        if let Some(meta) = obj.get("_meta")
+            && let Ok(Value::Object(meta)) = self.parse::<Value>(meta)
+            && let Some(info) = meta.get("io.modelcontextprotocol/serverInfo")
+        {
+            self.found.server.server_info.get_or_insert(info.clone());
         }
         if !recognized {
             let keys = obj.keys();

@@ -230,6 +230,7 @@ pub enum ToolShapeError {
     NotAnObject(&'static str),
     MissingName,
     NameNotString,
+    EmptyName,
 }
 
 impl fmt::Display for ToolShapeError {
@@ -238,6 +239,7 @@ impl fmt::Display for ToolShapeError {
             ToolShapeError::NotAnObject(kind) => write!(f, "is {kind}, not an object"),
             ToolShapeError::MissingName => f.write_str("has no \"name\""),
             ToolShapeError::NameNotString => f.write_str("has a \"name\" that is not a string"),
+            ToolShapeError::EmptyName => f.write_str("has an empty \"name\""),
         }
     }
 }
@@ -258,11 +260,13 @@ pub fn as_named_object<'v>(
     value: &'v Value,
     name_key: &str,
 ) -> Result<(&'v Map<String, Value>, &'v str), ToolShapeError> {
+    // An empty name cannot be called, listed apart or written as a lockfile key.
     let map = value
         .as_object()
         .ok_or(ToolShapeError::NotAnObject(json_kind(value)))?;
     match map.get(name_key) {
         None => Err(ToolShapeError::MissingName),
+        Some(Value::String(name)) if name.is_empty() => Err(ToolShapeError::EmptyName),
         Some(Value::String(name)) => Ok((map, name)),
         Some(_) => Err(ToolShapeError::NameNotString),
     }
@@ -592,6 +596,32 @@ fn tool_name(tool: &Map<String, Value>) -> &str {
     tool.get("name").and_then(Value::as_str).unwrap_or("")
 }
 
+impl serde::Serialize for Digest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Digest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Digest, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl schemars::JsonSchema for Digest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Digest".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A SHA-256 digest: \"sha256:\" and 64 lowercase hex digits.",
+            "type": "string",
+            "pattern": "^sha256:[0-9a-f]{64}$"
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -707,38 +737,12 @@ mod tests {
             br#"{"format":"ram-tool-catalog-v1","tools":[{"name":"a","title":"A"},{"inputSchema":{},"name":"b"}]}"#,
         );
         assert_eq!(catalog_revision([&a, &b]), expected);
-        let mut entries = vec![String::new(), String::new()];
+        let mut entries = [String::new(), String::new()];
         catalog_entry(&b, &mut entries[0]);
         catalog_entry(&a, &mut entries[1]);
         assert_eq!(
             catalog_revision_from_entries(entries.iter().map(String::as_str)),
             expected
         );
-    }
-}
-
-impl serde::Serialize for Digest {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Digest {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Digest, D::Error> {
-        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-impl schemars::JsonSchema for Digest {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Digest".into()
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "description": "A SHA-256 digest: \"sha256:\" and 64 lowercase hex digits.",
-            "type": "string",
-            "pattern": "^sha256:[0-9a-f]{64}$"
-        })
     }
 }

@@ -444,6 +444,19 @@ mod tests {
     }
 
     #[test]
+    fn object_iteration_is_in_byte_order() {
+        // `sorted_entries` relies on serde_json's Map being a BTreeMap; the `preserve_order`
+        // feature (enabled by any crate in the graph) would silently break RFC 8785 order.
+        let v = parse_strict(r#"{"b":1,"a":2,"c":{"z":1,"y":2}}"#).unwrap();
+        assert_eq!(canonical(&v), r#"{"a":2,"b":1,"c":{"y":2,"z":1}}"#);
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert!(
+            keys.windows(2).all(|w| w[0] < w[1]),
+            "serde_json preserve_order is on: {keys:?}"
+        );
+    }
+
+    #[test]
     fn line_col_counts_characters() {
         let text = "ab\ncé\nx";
         assert_eq!(line_col(text, 0), (1, 1));

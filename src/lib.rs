@@ -21,6 +21,7 @@ pub mod error;
 pub mod json;
 pub mod lockfile;
 pub mod report;
+pub mod schema;
 pub mod tokens;
 pub mod verify;
 

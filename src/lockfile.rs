@@ -272,11 +272,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
             "check that the directory exists and is writable; the old file is unchanged",
         )
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".mcp.lock.")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(fail)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".mcp.lock.").suffix(".tmp");
+    // A new file gets rw-r--r-- less the umask, like any file; an existing one keeps its mode
+    // exactly. (tempfile's private 0600 would change a committed lockfile's mode.)
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    let mut tmp = builder.tempfile_in(dir).map_err(fail)?;
+    if let Ok(existing) = std::fs::metadata(path) {
+        tmp.as_file()
+            .set_permissions(existing.permissions())
+            .map_err(fail)?;
+    }
     tmp.write_all(bytes).map_err(fail)?;
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
@@ -469,18 +476,17 @@ pub fn read_lockfile_streaming(
     on_tool: &mut dyn FnMut(&LockedServer, LockedTool) -> Option<LockedTool>,
 ) -> Result<ReadLockFile, Error> {
     let label = path.display().to_string();
-    if let Ok(file) = std::fs::File::open(path) {
-        if let Some(lockfile) =
+    if let Ok(file) = std::fs::File::open(path)
+        && let Some(lockfile) =
             fast::parse(std::io::BufReader::with_capacity(1 << 16, file), on_tool)
-        {
-            check_version(&lockfile, &label)?;
-            check_algorithms(&lockfile, &label)?;
-            return Ok(ReadLockFile {
-                lockfile,
-                path: label,
-                canonical: false,
-            });
-        }
+    {
+        check_version(&lockfile, &label)?;
+        check_algorithms(&lockfile, &label)?;
+        return Ok(ReadLockFile {
+            lockfile,
+            path: label,
+            canonical: false,
+        });
     }
     let mut read = read_lockfile(path)?;
     for server in &mut read.lockfile.servers {
@@ -767,12 +773,11 @@ mod fast {
         lockfile: &mut LockFile,
         on_tool: &mut dyn FnMut(&LockedServer, LockedTool) -> Option<LockedTool>,
     ) {
-        if let Some(server) = lockfile.servers.last_mut() {
-            if let Some(tool) = server.tools.pop() {
-                if let Some(kept) = on_tool(server, tool) {
-                    server.tools.push(kept);
-                }
-            }
+        if let Some(server) = lockfile.servers.last_mut()
+            && let Some(tool) = server.tools.pop()
+            && let Some(kept) = on_tool(server, tool)
+        {
+            server.tools.push(kept);
         }
     }
 

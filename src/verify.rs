@@ -258,13 +258,13 @@ pub fn verify_tool(server: &str, tool: &LockedTool, depth: Depth) -> ToolCheck {
             ("output-schema", &tool.output_schema),
             ("icons", &tool.icons),
         ] {
-            if let Some(Ok(value)) = text.as_ref().map(|t| json::parse_strict(t)) {
-                if json::canonical_pretty(&value) != *text.as_ref().expect("checked") {
-                    check.findings.push(finding(
-                        "not-canonical",
-                        format!("{field} is not pretty canonical JSON"),
-                    ));
-                }
+            if let Some(Ok(value)) = text.as_ref().map(|t| json::parse_strict(t))
+                && json::canonical_pretty(&value) != *text.as_ref().expect("checked")
+            {
+                check.findings.push(finding(
+                    "not-canonical",
+                    format!("{field} is not pretty canonical JSON"),
+                ));
             }
         }
         let mut entry = String::new();

@@ -1,1 +1,12 @@
+//! The one integration-test binary: every test runs the real `catalock` binary or library on
+//! real captures from `tests/fixtures/captures/` (third-party servers, captured unedited).
 
+mod support;
+
+mod bad_input;
+mod captures;
+mod commands;
+mod generated;
+mod properties;
+mod snapshots;
+mod vectors;

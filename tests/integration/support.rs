@@ -1,0 +1,106 @@
+//! Shared helpers: a scratch directory per test, fixture paths, and running the binary.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+pub fn capture(server: &str, file: &str) -> PathBuf {
+    fixtures().join("captures").join(server).join(file)
+}
+
+pub fn example(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/everything")
+        .join(file)
+}
+
+/// A temporary working directory; commands run inside it so paths in output are relative.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Copies a file into the scratch directory under `name`.
+    pub fn copy(&self, from: &Path, name: &str) -> PathBuf {
+        let to = self.path(name);
+        std::fs::copy(from, &to).unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
+        to
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let to = self.path(name);
+        std::fs::write(&to, text).expect("write");
+        to
+    }
+
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path(name)).expect("read")
+    }
+
+    /// `catalock ARGS` run in the scratch directory.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::cargo_bin("catalock").expect("binary");
+        cmd.current_dir(self.dir.path())
+            .env("NO_COLOR", "1")
+            .args(args);
+        cmd
+    }
+
+    /// Runs and returns (exit code, stdout, stderr).
+    pub fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let output = self.cmd(args).output().expect("run catalock");
+        (
+            output.status.code().expect("exit code"),
+            String::from_utf8(output.stdout).expect("utf-8 stdout"),
+            String::from_utf8(output.stderr).expect("utf-8 stderr"),
+        )
+    }
+
+    /// Locks the everything server from its four captures into `mcp.lock`.
+    pub fn lock_everything(&self) {
+        for file in [
+            "initialize.json",
+            "tools-list.json",
+            "prompts-list.json",
+            "resources-templates-list.json",
+        ] {
+            self.copy(&capture("everything", file), file);
+        }
+        let (code, _, err) = self.run(&[
+            "lock",
+            "--from",
+            "initialize.json",
+            "--from",
+            "tools-list.json",
+            "--from",
+            "prompts-list.json",
+            "--from",
+            "resources-templates-list.json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+    }
+}
+
+/// The tools of a `tools/list` capture (an array of result pages), as JSON values.
+pub fn tools_of(path: &Path) -> Vec<serde_json::Value> {
+    let pages: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json");
+    pages
+        .iter()
+        .flat_map(|p| p["tools"].as_array().expect("tools").clone())
+        .collect()
+}
