@@ -240,6 +240,11 @@ fn build_tool(
     reuse: &HashMap<&str, (Digest, u64, u64)>,
     detail: Detail,
 ) -> Result<BuiltTool, Error> {
+    if detail == Detail::Skeleton {
+        if let Some(built) = skeleton_from_text(capture, item)? {
+            return Ok(built);
+        }
+    }
     let value = capture.parse_item(item)?;
     let (map, name) = as_named_object(&value, "name").map_err(|why| {
         Error::input(
@@ -280,6 +285,51 @@ fn build_tool(
         catalog_entry: entry,
         item: *item,
     })
+}
+
+/// The skeleton of a tool read straight from its text into canonical pieces (no JSON tree;
+/// see [`json::canonical_members`]). `None` when the item is not an object with a string name:
+/// the tree path then reports exactly what is wrong.
+fn skeleton_from_text(capture: &Capture, item: &RawItem) -> Result<Option<BuiltTool>, Error> {
+    let text = capture.text_of(item);
+    if !text.starts_with('{') {
+        return Ok(None);
+    }
+    let members = json::canonical_members(text).map_err(|e| capture.item_error(item, e))?;
+    let Some(name) = members
+        .iter()
+        .find(|m| m.key == "name")
+        .and_then(|m| serde_json::from_str::<String>(&m.canonical).ok())
+    else {
+        return Ok(None);
+    };
+    if name.is_empty() {
+        return Ok(None);
+    }
+    let mut pieces = ToolPieces::default();
+    for member in members {
+        if member.key == "annotations" {
+            let value = json::parse_strict(member.raw).map_err(|e| capture.item_error(item, e))?;
+            pieces.annotations = Some(std::borrow::Cow::Owned(value));
+        } else {
+            pieces
+                .members
+                .push((member.key, std::borrow::Cow::Owned(member.canonical)));
+        }
+    }
+    let canonical = pieces.sections();
+    let economy = Economy {
+        tokens: 0,
+        bytes: canonical.model_view.len() as u64,
+    };
+    let digests = canonical.digests(economy);
+    let mut tool = skeleton_tool(&name, &digests, economy);
+    tool.annotations = pieces.annotations.as_deref().map(json::canonical_pretty);
+    Ok(Some(BuiltTool {
+        tool,
+        catalog_entry: String::new(),
+        item: *item,
+    }))
 }
 
 fn skeleton_tool(name: &str, digests: &ToolDigests, economy: Economy) -> LockedTool {

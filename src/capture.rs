@@ -11,7 +11,8 @@
 use std::io::Read;
 use std::path::Path;
 
-use serde::de::{self, MapAccess, Visitor};
+use serde::Deserialize as _;
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -143,8 +144,13 @@ impl Capture {
 
     /// Parses an item strictly, with errors positioned in its source file.
     pub fn parse_item(&self, item: &RawItem) -> Result<Value, Error> {
+        json::parse_strict(self.text_of(item)).map_err(|e| self.item_error(item, e))
+    }
+
+    /// An error inside an item, positioned in its source file.
+    pub fn item_error(&self, item: &RawItem, e: json::JsonError) -> Error {
         let source = &self.sources[item.source];
-        json::parse_strict(self.text_of(item)).map_err(|e| {
+        {
             let (line, column) = line_col(&source.text, item.start);
             let e = e.offset_by(line, column);
             Error::input(
@@ -157,7 +163,7 @@ impl Capture {
                 ),
                 "fix the capture, or capture the server again",
             )
-        })
+        }
     }
 
     pub fn items(&self, kind: ItemKind) -> Option<&[RawItem]> {
@@ -281,16 +287,139 @@ struct SourceReader<'s> {
     source: &'s CaptureSource,
 }
 
+/// A member of a [`Shallow`] object. The lists a capture is made of are split into their
+/// elements and a JSON-RPC `result` into its members during the one pass over the text, so a
+/// 30 MB catalog is skimmed once before each tool is parsed, not three times.
+enum Member<'a> {
+    Raw(&'a RawValue),
+    List(Vec<&'a RawValue>),
+    Object(Shallow<'a>),
+    /// A list or `result` member of another JSON type (its kind, for the error).
+    Unexpected(&'static str),
+}
+
+/// Keys whose values are lists of items.
+const LIST_KEYS: [&str; 3] = ["tools", "prompts", "resourceTemplates"];
+
 /// A JSON object whose members are left unparsed, with duplicate keys rejected.
-struct Shallow<'a>(Vec<(String, &'a RawValue)>);
+struct Shallow<'a>(Vec<(String, Member<'a>)>);
 
 impl<'a> Shallow<'a> {
+    fn has(&self, key: &str) -> bool {
+        self.0.iter().any(|(k, _)| k == key)
+    }
+    fn member(&self, key: &str) -> Option<&Member<'a>> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+    /// A member kept as raw JSON (every member but lists and `result`).
     fn get(&self, key: &str) -> Option<&'a RawValue> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+        match self.member(key) {
+            Some(Member::Raw(raw)) => Some(raw),
+            _ => None,
+        }
     }
     fn keys(&self) -> Vec<&str> {
         self.0.iter().map(|(k, _)| k.as_str()).collect()
     }
+}
+
+fn kind_name(unexpected: de::Unexpected<'_>) -> &'static str {
+    match unexpected {
+        de::Unexpected::Bool(_) => "a boolean",
+        de::Unexpected::Str(_) => "a string",
+        de::Unexpected::Map => "an object",
+        de::Unexpected::Seq => "an array",
+        de::Unexpected::Unit => "null",
+        _ => "a number",
+    }
+}
+
+/// Deserializes a member by what its key says it should be.
+struct MemberSeed<'k, 'a>(&'k str, std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for MemberSeed<'_, 'a> {
+    type Value = Member<'a>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Member<'a>, D::Error> {
+        if LIST_KEYS.contains(&self.0) {
+            d.deserialize_any(ShapeVisitor {
+                want_list: true,
+                _life: std::marker::PhantomData,
+            })
+        } else if self.0 == "result" {
+            d.deserialize_any(ShapeVisitor {
+                want_list: false,
+                _life: std::marker::PhantomData,
+            })
+        } else {
+            <&'a RawValue>::deserialize(d).map(Member::Raw)
+        }
+    }
+}
+
+/// Accepts any JSON value: the expected shape (a list, or an object) becomes a member, any
+/// other is consumed and reported by kind.
+struct ShapeVisitor<'a> {
+    want_list: bool,
+    _life: std::marker::PhantomData<&'a ()>,
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for ShapeVisitor<'a> {
+    type Value = Member<'a>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Member<'a>, A::Error> {
+        if self.want_list {
+            let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(16));
+            while let Some(item) = seq.next_element::<&'a RawValue>()? {
+                items.push(item);
+            }
+            Ok(Member::List(items))
+        } else {
+            while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+            Ok(Member::Unexpected("an array"))
+        }
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Member<'a>, A::Error> {
+        let object = visit_shallow(map)?;
+        Ok(if self.want_list {
+            Member::Unexpected("an object")
+        } else {
+            Member::Object(object)
+        })
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Member<'a>, E> {
+        Ok(Member::Unexpected(kind_name(de::Unexpected::Bool(v))))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Member<'a>, E> {
+        Ok(Member::Unexpected("a number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Member<'a>, E> {
+        Ok(Member::Unexpected("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Member<'a>, E> {
+        Ok(Member::Unexpected("a number"))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Member<'a>, E> {
+        Ok(Member::Unexpected("a string"))
+    }
+    fn visit_unit<E>(self) -> Result<Member<'a>, E> {
+        Ok(Member::Unexpected("null"))
+    }
+}
+
+fn visit_shallow<'de: 'a, 'a, A: MapAccess<'de>>(mut map: A) -> Result<Shallow<'a>, A::Error> {
+    let mut out: Vec<(String, Member<'a>)> = Vec::new();
+    while let Some(key) = map.next_key::<String>()? {
+        if out.iter().any(|(k, _)| *k == key) {
+            return Err(de::Error::custom(format_args!(
+                "duplicate object key {key:?}"
+            )));
+        }
+        let value = map.next_value_seed(MemberSeed(&key, std::marker::PhantomData))?;
+        out.push((key, value));
+    }
+    Ok(Shallow(out))
 }
 
 impl<'de: 'a, 'a> serde::Deserialize<'de> for Shallow<'a> {
@@ -301,17 +430,8 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Shallow<'a> {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shallow<'a>, A::Error> {
-                let mut out: Vec<(String, &'a RawValue)> = Vec::new();
-                while let Some(key) = map.next_key::<String>()? {
-                    if out.iter().any(|(k, _)| *k == key) {
-                        return Err(de::Error::custom(format_args!(
-                            "duplicate object key {key:?}"
-                        )));
-                    }
-                    out.push((key, map.next_value()?));
-                }
-                Ok(Shallow(out))
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Shallow<'a>, A::Error> {
+                visit_shallow(map)
             }
         }
         d.deserialize_map(V(std::marker::PhantomData))
@@ -340,8 +460,8 @@ impl<'s> SourceReader<'s> {
         }
     }
 
-    fn at(&self, raw: &RawValue) -> String {
-        let (line, column) = line_col(&self.source.text, self.offset_of(raw));
+    fn at_offset(&self, offset: usize) -> String {
+        let (line, column) = line_col(&self.source.text, offset);
         format!("{} line {line} column {column}", self.label())
     }
 
@@ -366,8 +486,12 @@ impl<'s> SourceReader<'s> {
     }
 
     fn shape_error(&self, raw: &RawValue, what: String) -> Error {
+        self.shape_error_at(self.offset_of(raw), what)
+    }
+
+    fn shape_error_at(&self, offset: usize, what: String) -> Error {
         Error::input(
-            format!("{}: {what}", self.at(raw)),
+            format!("{}: {what}", self.at_offset(offset)),
             "give a tools/list result, a JSON-RPC response, an array of them, JSONL of responses, or an array of tools",
         )
     }
@@ -380,8 +504,18 @@ impl<'s> SourceReader<'s> {
                 "capture the server's tools/list into it",
             ));
         }
-        match serde_json::from_str::<&'s RawValue>(text) {
-            Ok(raw) => self.read_top(raw),
+        // An object (the usual capture) is read in one pass; anything else is located first.
+        let start = text.len() - text.trim_start().len();
+        let result = if text[start..].starts_with('{') {
+            let mut de = serde_json::Deserializer::from_str(text);
+            Shallow::deserialize(&mut de)
+                .and_then(|obj| de.end().map(|()| obj))
+                .map(|obj| self.read_message(&obj, start).and_then(|()| self.finish()))
+        } else {
+            serde_json::from_str::<&'s RawValue>(text).map(|raw| self.read_top(raw))
+        };
+        match result {
+            Ok(done) => done,
             Err(err) if strip_position(&err) == "trailing characters" => self.read_lines(),
             Err(err) => Err(self.syntax_error(&err, 0)),
         }
@@ -401,7 +535,10 @@ impl<'s> SourceReader<'s> {
             let raw: &'s RawValue =
                 serde_json::from_str(body).map_err(|e| self.syntax_error(&e, start))?;
             match first_byte(raw) {
-                b'{' => self.read_message(raw)?,
+                b'{' => {
+                    let obj: Shallow<'s> = self.parse(raw)?;
+                    self.read_message(&obj, self.offset_of(raw))?
+                }
                 _ => {
                     return Err(self.shape_error(
                         raw,
@@ -415,7 +552,11 @@ impl<'s> SourceReader<'s> {
 
     fn read_top(&mut self, raw: &'s RawValue) -> Result<(), Error> {
         match first_byte(raw) {
-            b'{' => self.read_message(raw).and_then(|()| self.finish()),
+            b'{' => {
+                let obj: Shallow<'s> = self.parse(raw)?;
+                self.read_message(&obj, self.offset_of(raw))
+                    .and_then(|()| self.finish())
+            }
             b'[' => {
                 let elements: Vec<&'s RawValue> = self.parse(raw)?;
                 // A bare array of tools, or an array of pages/responses?
@@ -423,7 +564,7 @@ impl<'s> SourceReader<'s> {
                 if let Some(first) = elements.first() {
                     if first_byte(first) == b'{' {
                         let obj: Shallow<'s> = self.parse(first)?;
-                        tools_like = obj.get("name").is_some()
+                        tools_like = obj.has("name")
                             && ![
                                 "tools",
                                 "result",
@@ -433,7 +574,7 @@ impl<'s> SourceReader<'s> {
                                 "resourceTemplates",
                             ]
                             .iter()
-                            .any(|k| obj.get(k).is_some());
+                            .any(|k| obj.has(k));
                     } else {
                         tools_like = true; // reported below as "tool #1 is not an object"
                     }
@@ -454,7 +595,8 @@ impl<'s> SourceReader<'s> {
                             ),
                         ));
                     }
-                    self.read_message(element)?;
+                    let obj: Shallow<'s> = self.parse(element)?;
+                    self.read_message(&obj, self.offset_of(element))?;
                 }
                 self.finish()
             }
@@ -491,14 +633,12 @@ impl<'s> SourceReader<'s> {
         Ok(value)
     }
 
-    /// A JSON-RPC message or a bare result object.
-    fn read_message(&mut self, raw: &'s RawValue) -> Result<(), Error> {
-        let obj: Shallow<'s> = self.parse(raw)?;
-        let is_envelope = obj.get("jsonrpc").is_some()
-            || (obj.get("id").is_some()
-                && (obj.get("result").is_some() || obj.get("error").is_some()));
+    /// A JSON-RPC message or a bare result object, starting at byte `at` of the source.
+    fn read_message(&mut self, obj: &Shallow<'s>, at: usize) -> Result<(), Error> {
+        let is_envelope =
+            obj.has("jsonrpc") || (obj.has("id") && (obj.has("result") || obj.has("error")));
         if !is_envelope {
-            return self.read_result(raw, &obj);
+            return self.read_result(obj, at);
         }
         if let Some(error) = obj.get("error") {
             let detail: Value = self.parse(error).unwrap_or(Value::Null);
@@ -510,35 +650,32 @@ impl<'s> SourceReader<'s> {
             return Err(Error::input(
                 format!(
                     "{}: the capture holds a JSON-RPC error response (code {code}: {message:?})",
-                    self.at(raw)
+                    self.at_offset(at)
                 ),
                 "capture a successful tools/list response",
             ));
         }
-        if let Some(result) = obj.get("result") {
-            if first_byte(result) != b'{' {
-                return Err(self.shape_error(
-                    result,
-                    format!("\"result\" is {}, not an object", kind_of(result)),
-                ));
+        match obj.member("result") {
+            Some(Member::Object(inner)) => return self.read_result(inner, at),
+            Some(Member::Unexpected(kind)) => {
+                return Err(self.shape_error_at(at, format!("\"result\" is {kind}, not an object")));
             }
-            let inner: Shallow<'s> = self.parse(result)?;
-            return self.read_result(result, &inner);
+            _ => {}
         }
-        if obj.get("method").is_some() {
+        if obj.has("method") {
             return Ok(()); // a request or notification in a transcript
         }
-        Err(self.shape_error(
-            raw,
+        Err(self.shape_error_at(
+            at,
             "a JSON-RPC message with neither \"result\", \"error\" nor \"method\"".into(),
         ))
     }
 
-    fn read_result(&mut self, raw: &'s RawValue, obj: &Shallow<'s>) -> Result<(), Error> {
+    fn read_result(&mut self, obj: &Shallow<'s>, at: usize) -> Result<(), Error> {
         let mut recognized = false;
-        if let Some(tools) = obj.get("tools") {
+        if let Some(tools) = obj.member("tools") {
             recognized = true;
-            let items = self.list_items(tools, "tools")?;
+            let items = self.list_items(tools, "tools", at)?;
             self.found.tools.get_or_insert_with(Vec::new).extend(items);
             self.found.tool_pages += 1;
             if let Some(cursor) = obj.get("nextCursor") {
@@ -550,9 +687,9 @@ impl<'s> SourceReader<'s> {
             }
         }
         for kind in [ItemKind::Prompt, ItemKind::ResourceTemplate] {
-            if let Some(list) = obj.get(kind.list_field()) {
+            if let Some(list) = obj.member(kind.list_field()) {
                 recognized = true;
-                let items = self.list_items(list, kind.list_field())?;
+                let items = self.list_items(list, kind.list_field(), at)?;
                 let slot = match kind {
                     ItemKind::Prompt => &mut self.found.prompts,
                     ItemKind::ResourceTemplate => &mut self.found.resource_templates,
@@ -560,7 +697,7 @@ impl<'s> SourceReader<'s> {
                 slot.get_or_insert_with(Vec::new).extend(items);
             }
         }
-        if obj.get("resources").is_some() {
+        if obj.has("resources") {
             recognized = true;
             self.capture_notes.push(format!(
                 "{}: a resources/list result was skipped: resources are content, not contract (resource templates are locked)",
@@ -575,7 +712,7 @@ impl<'s> SourceReader<'s> {
             "capabilities",
         ]
         .iter()
-        .any(|k| obj.get(k).is_some());
+        .any(|k| obj.has(k));
         if is_handshake {
             recognized = true;
             if let Some(v) = obj.get("protocolVersion") {
@@ -607,8 +744,8 @@ impl<'s> SourceReader<'s> {
         }
         if !recognized {
             let keys = obj.keys();
-            return Err(self.shape_error(
-                raw,
+            return Err(self.shape_error_at(
+                at,
                 if keys.is_empty() {
                     "an empty object; expected a tools/list result".to_string()
                 } else {
@@ -619,15 +756,14 @@ impl<'s> SourceReader<'s> {
         Ok(())
     }
 
-    fn list_items(&self, list: &'s RawValue, field: &str) -> Result<Vec<RawItem>, Error> {
-        if first_byte(list) != b'[' {
-            return Err(self.shape_error(
-                list,
-                format!("\"{field}\" is {}, not an array", kind_of(list)),
-            ));
+    fn list_items(&self, list: &Member<'s>, field: &str, at: usize) -> Result<Vec<RawItem>, Error> {
+        match list {
+            Member::List(elements) => Ok(elements.iter().map(|e| self.item(e)).collect()),
+            Member::Unexpected(kind) => {
+                Err(self.shape_error_at(at, format!("\"{field}\" is {kind}, not an array")))
+            }
+            Member::Raw(_) | Member::Object(_) => unreachable!("list keys are read as lists"),
         }
-        let elements: Vec<&'s RawValue> = self.parse(list)?;
-        Ok(elements.iter().map(|e| self.item(e)).collect())
     }
 }
 

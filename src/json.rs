@@ -456,6 +456,78 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn transcoding_equals_parse_then_canonical(value in arbitrary_json(), spaced in proptest::bool::ANY) {
+            let text = if spaced { serde_json::to_string_pretty(&value).unwrap() } else { value.to_string() };
+            proptest::prop_assert_eq!(canonicalize_text(&text).unwrap(), canonical(&parse_strict(&text).unwrap()));
+        }
+    }
+
+    fn arbitrary_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(|f| Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            "\\PC{0,8}".prop_map(Value::String),
+            "[\u{0}-\u{1f}\"\\\\\u{7f}\u{2028}\u{e000}\u{fb33}\u{1f600}a]{0,6}"
+                .prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::btree_map(
+                    "[a-z\u{e000}\u{fb33}\u{1f600}\"]{0,3}",
+                    inner,
+                    0..5
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    #[test]
+    fn transcoder_matches_on_edge_cases_and_rejects_what_parse_strict_rejects() {
+        for text in [
+            r#"{"b":1,"a":[1.0,-0,1e21,1e-7,0.1,123456789012345678901,9007199254740993,-0.0,1E+2]}"#,
+            r#"{"\ufb33":1,"\ud83d\ude00":2,"a\"b":"\u0007\/\u2028"}"#,
+            r#"  [ {} , [ ] , "" , {"z": {"y": {"x": null}}} ]  "#,
+        ] {
+            assert_eq!(
+                canonicalize_text(text).unwrap(),
+                canonical(&parse_strict(text).unwrap()),
+                "{text}"
+            );
+        }
+        for text in [
+            r#"{"a":1,"a":2}"#,
+            r#"{"x":{"k":1,"j":2,"k":3}}"#,
+            r#""\ud800""#,
+            r#"[1,]"#,
+            "1e400",
+            "01",
+            r#"{"a" 1}"#,
+            "[1] x",
+        ] {
+            assert!(canonicalize_text(text).is_err(), "{text}");
+            assert!(parse_strict(text).is_err(), "{text}");
+        }
+        let err = canonicalize_text("{\n\"a\": 1,\n\"a\": 2}").unwrap_err();
+        assert_eq!(
+            (err.message.as_str(), err.line),
+            ("duplicate object key \"a\"", 3)
+        );
+        let members = canonical_members(r#"{"name":"x","annotations":{"b":1, "a":2}}"#).unwrap();
+        assert_eq!(members[1].key, "annotations");
+        assert_eq!(members[1].canonical, r#"{"a":2,"b":1}"#);
+        assert_eq!(members[1].raw, r#"{"b":1, "a":2}"#);
+    }
+
     #[test]
     fn line_col_counts_characters() {
         let text = "ab\ncé\nx";
@@ -464,4 +536,387 @@ mod tests {
         assert_eq!(line_col(text, text.find('x').unwrap()), (3, 1));
         assert_eq!(line_col(text, 6), (2, 3));
     }
+}
+
+/// A top-level member of an object read by [`canonical_members`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CanonicalMember<'a> {
+    pub key: std::borrow::Cow<'a, str>,
+    /// The member's value in compact RFC 8785 form.
+    pub canonical: String,
+    /// The member's value exactly as written in the input.
+    pub raw: &'a str,
+}
+
+/// Reads a JSON object straight into RFC 8785 form, member by member, without building a
+/// tree: each value is written canonically as it is read, and each object's members are
+/// sorted once read. Equal to [`canonical`] of [`parse_strict`], duplicate keys rejected the
+/// same way, at a fraction of the allocations (a property test holds the two together).
+/// Returns the top-level members in input order.
+pub fn canonical_members(text: &str) -> Result<Vec<CanonicalMember<'_>>, JsonError> {
+    let mut t = Transcoder {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+    };
+    t.ws();
+    t.expect(b'{')?;
+    let mut members = Vec::new();
+    t.ws();
+    if t.peek() == Some(b'}') {
+        t.pos += 1;
+    } else {
+        loop {
+            t.ws();
+            let key_at = t.pos;
+            let key = t.string()?;
+            t.ws();
+            t.expect(b':')?;
+            t.ws();
+            let raw_start = t.pos;
+            let mut canonical = String::new();
+            t.value(&mut canonical, 0)?;
+            let raw = &text[raw_start..t.pos];
+            if members.iter().any(|m: &CanonicalMember<'_>| m.key == key) {
+                return Err(t.error_at(key_at, format!("duplicate object key {:?}", key.as_ref())));
+            }
+            members.push(CanonicalMember {
+                key,
+                canonical,
+                raw,
+            });
+            t.ws();
+            match t.next() {
+                Some(b',') => continue,
+                Some(b'}') => break,
+                _ => return Err(t.error("expected `,` or `}`")),
+            }
+        }
+    }
+    t.ws();
+    if t.pos != t.bytes.len() {
+        return Err(t.error("trailing characters"));
+    }
+    Ok(members)
+}
+
+/// Compact RFC 8785 form of a JSON text (see [`canonical_members`]).
+pub fn canonicalize_text(text: &str) -> Result<String, JsonError> {
+    let mut t = Transcoder {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+    };
+    let mut out = String::with_capacity(text.len());
+    t.ws();
+    t.value(&mut out, 0)?;
+    t.ws();
+    if t.pos != t.bytes.len() {
+        return Err(t.error("trailing characters"));
+    }
+    Ok(out)
+}
+
+/// Nesting deeper than this is refused, as serde_json does (its limit is 128).
+const MAX_DEPTH: usize = 128;
+
+struct Transcoder<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Transcoder<'a> {
+    fn error_at(&self, offset: usize, message: impl Into<String>) -> JsonError {
+        let (line, column) = line_col(self.text, offset);
+        JsonError {
+            message: message.into(),
+            line,
+            column,
+        }
+    }
+    fn error(&self, message: &str) -> JsonError {
+        self.error_at(self.pos, message)
+    }
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+    fn next(&mut self) -> Option<u8> {
+        let b = self.peek()?;
+        self.pos += 1;
+        Some(b)
+    }
+    fn expect(&mut self, b: u8) -> Result<(), JsonError> {
+        if self.next() == Some(b) {
+            Ok(())
+        } else {
+            self.pos = self.pos.saturating_sub(1);
+            Err(self.error(&format!("expected `{}`", b as char)))
+        }
+    }
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+            self.pos += 1;
+        }
+    }
+
+    fn value(&mut self, out: &mut String, depth: usize) -> Result<(), JsonError> {
+        if depth > MAX_DEPTH {
+            return Err(self.error("recursion limit exceeded"));
+        }
+        match self.peek() {
+            Some(b'{') => self.object(out, depth),
+            Some(b'[') => {
+                self.pos += 1;
+                out.push('[');
+                self.ws();
+                if self.peek() == Some(b']') {
+                    self.pos += 1;
+                } else {
+                    loop {
+                        self.ws();
+                        self.value(out, depth + 1)?;
+                        self.ws();
+                        match self.next() {
+                            Some(b',') => out.push(','),
+                            Some(b']') => break,
+                            _ => return Err(self.error("expected `,` or `]`")),
+                        }
+                    }
+                }
+                out.push(']');
+                Ok(())
+            }
+            Some(b'"') => {
+                let s = self.string()?;
+                write_string(&s, out);
+                Ok(())
+            }
+            Some(b't') => self.literal("true", out),
+            Some(b'f') => self.literal("false", out),
+            Some(b'n') => self.literal("null", out),
+            Some(b'-' | b'0'..=b'9') => self.number(out),
+            _ => Err(self.error("expected value")),
+        }
+    }
+
+    fn literal(&mut self, word: &str, out: &mut String) -> Result<(), JsonError> {
+        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            out.push_str(word);
+            Ok(())
+        } else {
+            Err(self.error("expected value"))
+        }
+    }
+
+    fn object(&mut self, out: &mut String, depth: usize) -> Result<(), JsonError> {
+        self.pos += 1;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            out.push_str("{}");
+            return Ok(());
+        }
+        // Members are written in input order into `out`, then reordered if need be.
+        out.push('{');
+        let start = out.len();
+        let mut members: Vec<(std::borrow::Cow<'a, str>, usize, std::ops::Range<usize>)> =
+            Vec::new();
+        loop {
+            self.ws();
+            let key_at = self.pos;
+            let key = self.string()?;
+            self.ws();
+            self.expect(b':')?;
+            self.ws();
+            if !members.is_empty() {
+                out.push(',');
+            }
+            let value_start = out.len();
+            write_string(&key, out);
+            out.push(':');
+            self.value(out, depth + 1)?;
+            members.push((key, key_at, value_start..out.len()));
+            self.ws();
+            match self.next() {
+                Some(b',') => {}
+                Some(b'}') => break,
+                _ => return Err(self.error("expected `,` or `}`")),
+            }
+        }
+        let utf16 = members.iter().any(|(k, ..)| k.bytes().any(|b| b >= 0xEE));
+        let order = |a: &str, b: &str| {
+            if utf16 {
+                a.encode_utf16().cmp(b.encode_utf16())
+            } else {
+                a.cmp(b)
+            }
+        };
+        let mut sorted: Vec<usize> = (0..members.len()).collect();
+        sorted.sort_by(|x, y| order(&members[*x].0, &members[*y].0));
+        for pair in sorted.windows(2) {
+            if members[pair[0]].0 == members[pair[1]].0 {
+                let later = pair[0].max(pair[1]);
+                return Err(self.error_at(
+                    members[later].1,
+                    format!("duplicate object key {:?}", members[later].0.as_ref()),
+                ));
+            }
+        }
+        if !sorted.iter().enumerate().all(|(i, s)| i == *s) {
+            let body: String = out[start..].to_string();
+            out.truncate(start);
+            for (i, index) in sorted.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                let range = &members[*index].2;
+                out.push_str(&body[range.start - start..range.end - start]);
+            }
+        }
+        out.push('}');
+        Ok(())
+    }
+
+    /// Reads a string, borrowing it when it has no escapes.
+    fn string(&mut self) -> Result<std::borrow::Cow<'a, str>, JsonError> {
+        if self.peek() != Some(b'"') {
+            return Err(self.error("expected string"));
+        }
+        self.pos += 1;
+        let start = self.pos;
+        let Some(end) = memchr::memchr2(b'"', b'\\', &self.bytes[start..]) else {
+            return Err(self.error("EOF while parsing a string"));
+        };
+        if self.bytes[start + end] == b'"' {
+            let raw = &self.text[start..start + end];
+            if raw.bytes().any(|b| b < 0x20) {
+                return Err(self.error("control character in string"));
+            }
+            self.pos = start + end + 1;
+            return Ok(std::borrow::Cow::Borrowed(raw));
+        }
+        let mut decoded = String::with_capacity(end + 16);
+        loop {
+            let Some(run) = memchr::memchr2(b'"', b'\\', &self.bytes[self.pos..]) else {
+                return Err(self.error("EOF while parsing a string"));
+            };
+            let chunk = &self.text[self.pos..self.pos + run];
+            if chunk.bytes().any(|b| b < 0x20) {
+                return Err(self.error("control character in string"));
+            }
+            decoded.push_str(chunk);
+            self.pos += run;
+            if self.next() == Some(b'"') {
+                return Ok(std::borrow::Cow::Owned(decoded));
+            }
+            match self.next() {
+                Some(b'"') => decoded.push('"'),
+                Some(b'\\') => decoded.push('\\'),
+                Some(b'/') => decoded.push('/'),
+                Some(b'b') => decoded.push('\u{8}'),
+                Some(b'f') => decoded.push('\u{c}'),
+                Some(b'n') => decoded.push('\n'),
+                Some(b'r') => decoded.push('\r'),
+                Some(b't') => decoded.push('\t'),
+                Some(b'u') => {
+                    let first = self.hex4()?;
+                    let code = if (0xD800..0xDC00).contains(&first) {
+                        if !self.bytes[self.pos..].starts_with(b"\\u") {
+                            return Err(self.error("lone leading surrogate in hex escape"));
+                        }
+                        self.pos += 2;
+                        let second = self.hex4()?;
+                        if !(0xDC00..0xE000).contains(&second) {
+                            return Err(self.error("lone leading surrogate in hex escape"));
+                        }
+                        0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+                    } else if (0xDC00..0xE000).contains(&first) {
+                        return Err(self.error("lone trailing surrogate in hex escape"));
+                    } else {
+                        first
+                    };
+                    decoded.push(char::from_u32(code).ok_or_else(|| self.error("invalid escape"))?);
+                }
+                _ => return Err(self.error("invalid escape")),
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u32, JsonError> {
+        let digits = self
+            .bytes
+            .get(self.pos..self.pos + 4)
+            .ok_or_else(|| self.error("invalid escape"))?;
+        let text = std::str::from_utf8(digits).map_err(|_| self.error("invalid escape"))?;
+        let value = u32::from_str_radix(text, 16).map_err(|_| self.error("invalid escape"))?;
+        self.pos += 4;
+        Ok(value)
+    }
+
+    fn number(&mut self, out: &mut String) -> Result<(), JsonError> {
+        let start = self.pos;
+        while matches!(
+            self.peek(),
+            Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+        ) {
+            self.pos += 1;
+        }
+        let text = &self.text[start..self.pos];
+        if !valid_number(text) {
+            return Err(self.error_at(start, "invalid number"));
+        }
+        // Integers of up to 15 digits are exact doubles and print as themselves.
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        if digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(if digits == "0" { "0" } else { text });
+            return Ok(());
+        }
+        let value: f64 = text
+            .parse()
+            .map_err(|_| self.error_at(start, "invalid number"))?;
+        if !value.is_finite() {
+            return Err(self.error_at(start, "number out of range"));
+        }
+        let mut buf = ryu_js::Buffer::new();
+        out.push_str(buf.format(value));
+        Ok(())
+    }
+}
+
+/// The JSON number grammar (RFC 8259 §6).
+fn valid_number(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
 }
