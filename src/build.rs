@@ -240,10 +240,10 @@ fn build_tool(
     reuse: &HashMap<&str, (Digest, u64, u64)>,
     detail: Detail,
 ) -> Result<BuiltTool, Error> {
-    if detail == Detail::Skeleton {
-        if let Some(built) = skeleton_from_text(capture, item)? {
-            return Ok(built);
-        }
+    if detail == Detail::Skeleton
+        && let Some(built) = skeleton_from_text(capture, item)?
+    {
+        return Ok(built);
     }
     let value = capture.parse_item(item)?;
     let (map, name) = as_named_object(&value, "name").map_err(|why| {
