@@ -1,8 +1,7 @@
 //! Benchmarks for the performance goal: `check --from` of an unchanged 5,000-tool catalog
 //! against its lockfile, within 3x the time of `sha256sum` of the same file.
 //!
-//! `cargo bench --bench check` runs, through [`catalock::app::run`] as the binary does (and
-//! with the binary's allocator):
+//! `cargo bench --bench check` runs, through [`catalock::app::run`] as the binary does:
 //! - `check/unchanged-5000`: the synthetic catalog (`benches/support/catalog.rs`, the same
 //!   bytes as `examples/gen_catalog.rs`) against the lockfile it was locked into;
 //! - `check/notion`: the real 24-tool capture in `tests/fixtures/captures/notion/`;
@@ -27,12 +26,10 @@ use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_
 use sha2::{Digest, Sha256};
 use tempfile::TempDir;
 
+// The binary uses the system allocator, and so does this bench (no `#[global_allocator]`):
+// if src/main.rs ever sets one, set the same one here so the numbers stay the binary's.
 #[path = "support/catalog.rs"]
 mod catalog;
-
-// The same allocator as src/main.rs, so the numbers are the binary's.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The real capture, relative to the package root (where `cargo bench` runs benches).
 const NOTION: &str = "tests/fixtures/captures/notion/tools-list.json";
