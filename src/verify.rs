@@ -258,13 +258,24 @@ pub fn verify_tool(server: &str, tool: &LockedTool, depth: Depth) -> ToolCheck {
             ("output-schema", &tool.output_schema),
             ("icons", &tool.icons),
         ] {
-            if let Some(Ok(value)) = text.as_ref().map(|t| json::parse_strict(t))
-                && json::canonical_pretty(&value) != *text.as_ref().expect("checked")
-            {
-                check.findings.push(finding(
-                    "not-canonical",
-                    format!("{field} is not pretty canonical JSON"),
-                ));
+            let Some(text) = text else { continue };
+            // The digests were checked on the text without its layout; only a parse shows
+            // whether the layout itself is sound (a newline inside `false` strips away).
+            match json::parse_strict(text) {
+                Ok(value) if json::canonical_pretty(&value) != *text => {
+                    check.findings.push(finding(
+                        "not-canonical",
+                        format!("{field} is not pretty canonical JSON"),
+                    ));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    check.sound = false;
+                    check.findings.push(finding(
+                        "invalid-content",
+                        format!("{field} is not valid JSON: {e}"),
+                    ));
+                }
             }
         }
         let mut entry = String::new();

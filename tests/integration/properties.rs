@@ -246,3 +246,68 @@ proptest! {
         }
     }
 }
+
+/// The text of a real lockfile, for mutation.
+fn real_lockfile() -> String {
+    let mut capture = Capture::default();
+    let text = std::fs::read_to_string(crate::support::example("session.jsonl")).unwrap();
+    capture
+        .add_source("session.jsonl".to_string(), text)
+        .unwrap();
+    let options = BuildOptions {
+        name: "everything".to_string(),
+        source: "capture: session.jsonl".to_string(),
+        previous: None,
+        detail: Detail::Full,
+    };
+    let mut lockfile = catalock::lockfile::LockFile::default();
+    lockfile.upsert(build_server(&capture, &options).unwrap());
+    lockfile.to_toml()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Whatever bytes a capture holds, reading it gives a capture or an error, never a panic.
+    #[test]
+    fn arbitrary_captures_never_panic(text in "[\\[\\]{}\":,0-9a-z \\n\\\\]{0,64}|\\PC{0,64}") {
+        let mut capture = Capture::default();
+        if capture.add_source("t.json".to_string(), text).is_ok() && capture.tools.is_some() {
+            let options = BuildOptions { name: "s".to_string(), source: String::new(), previous: None, detail: Detail::Skeleton };
+            let _ = build_server(&capture, &options);
+            let options = BuildOptions { detail: Detail::Full, ..options };
+            let _ = build_server(&capture, &options);
+        }
+    }
+
+    /// A lockfile damaged anywhere (a byte replaced, a range deleted) is read, refused with an
+    /// error, or verified with findings; never a panic, and never verified clean if the damage
+    /// touched anything that is not layout.
+    #[test]
+    fn damaged_lockfiles_never_panic(at in any::<prop::sample::Index>(), len in 0usize..40, byte in prop::sample::select(vec![b'x', b'"', b'\'', b'\n', b'=', b'[', b'0', b' ', b'{', b'}'])) {
+        let original = real_lockfile();
+        let start = at.index(original.len());
+        let end = (start + len).min(original.len());
+        let mut damaged = original.as_bytes()[..start].to_vec();
+        damaged.push(byte);
+        damaged.extend_from_slice(&original.as_bytes()[end..]);
+        let Ok(text) = String::from_utf8(damaged) else { return Ok(()) };
+        if let Ok(read) = catalock::lockfile::parse_lockfile(&text, "mcp.lock") {
+            let findings = catalock::verify::verify_lockfile(&read, catalock::verify::Depth::Full);
+            if findings.is_empty() {
+                // Clean verification is only possible if no digested content changed: only
+                // comments, layout, the entry's label (`name` of a server: the same contract
+                // may be locked under several names) or the descriptive `source`,
+                // `protocol-version` and `server-info` (recorded, deliberately not digested).
+                let server_name = format!("name = {:?}", read.lockfile.servers.first().map(|s| s.name.as_str()).unwrap_or(""));
+                let descriptive = |text: &str| -> String {
+                    text.lines()
+                        .filter(|l| !["source = ", "protocol-version = ", "server-info = ", "name = \"everything\""].iter().any(|p| l.starts_with(p)) && *l != server_name)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                };
+                prop_assert_eq!(descriptive(&read.lockfile.to_toml()), descriptive(&original));
+            }
+        }
+    }
+}
