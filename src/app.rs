@@ -6,7 +6,9 @@ use std::path::Path;
 
 use crate::build::{BuildOptions, Detail, build_server};
 use crate::capture::Capture;
-use crate::cli::{CheckArgs, Cli, Command, DiffArgs, FmtArgs, Format, LockArgs, VerifyArgs};
+use crate::cli::{
+    CheckArgs, Cli, Command, DiffArgs, FmtArgs, Format, LiveArgs, LockArgs, VerifyArgs,
+};
 use crate::diff::{diff_lockfiles, diff_servers};
 use crate::error::{Error, ErrorKind};
 use crate::lockfile::{LockFile, LockedServer, ReadLockFile, read_lockfile, validate_server_name};
@@ -109,32 +111,26 @@ pub fn shell_quote(arg: &str) -> String {
     }
 }
 
-/// The command that locks `from` as server `name` into `lockfile`.
-fn lock_command(from: &[String], name: &str, lockfile: &str) -> String {
+/// The command that locks a source (its arguments, see [`source_args`]) as server `name`
+/// into `lockfile`.
+fn lock_command(source: &[String], name: &str, lockfile: &str) -> String {
     let mut parts = vec!["catalock".to_string(), "lock".to_string()];
-    for f in from {
-        parts.push("--from".to_string());
-        parts.push(shell_quote(f));
-    }
+    // Options first: a stdio source ends the line with `-- COMMAND ...`.
+    let (options, command): (Vec<&String>, Vec<&String>) =
+        match source.iter().position(|a| a == "--") {
+            Some(i) => (source[..i].iter().collect(), source[i..].iter().collect()),
+            None => (source.iter().collect(), Vec::new()),
+        };
+    parts.extend(options.into_iter().cloned());
+    let mut tail: Vec<String> = command.into_iter().cloned().collect();
     parts.push("--name".to_string());
     parts.push(shell_quote(name));
     if lockfile != crate::cli::DEFAULT_LOCKFILE {
         parts.push("--lockfile".to_string());
         parts.push(shell_quote(lockfile));
     }
+    parts.append(&mut tail);
     parts.join(" ")
-}
-
-fn require_from(from: &[String], command: &str) -> Result<(), Error> {
-    if from.is_empty() {
-        return Err(Error::usage(
-            format!(
-                "{command} needs a captured catalog: pass --from FILE (a tools/list result; `-` reads stdin)"
-            ),
-            format!("catalock {command} --from tools-list.json"),
-        ));
-    }
-    Ok(())
 }
 
 /// Reads a lockfile and refuses it unless every digest matches its content.
@@ -233,8 +229,9 @@ fn server_name(capture: &Capture, wanted: Option<&str>) -> Result<String, Error>
 }
 
 fn lock(args: &LockArgs, out: &mut dyn Write) -> Result<u8, Error> {
-    require_from(&args.from, "lock")?;
-    let capture = Capture::read_paths(&args.from)?;
+    let source = source(&args.from, &args.live, "lock")?;
+    let client = client_identity(&args.live, None)?;
+    let capture = acquire(&source, &args.live, &client)?;
     let name = server_name(&capture, args.name.as_deref())?;
     let path = Path::new(&args.lockfile);
 
@@ -352,24 +349,43 @@ fn same_entry(a: &LockedServer, b: &LockedServer) -> bool {
 }
 
 fn check(args: &CheckArgs) -> Result<Report, Error> {
-    require_from(&args.from, "check")?;
-    // The lockfile is verified on one thread while the capture is digested on the others;
-    // both keep only digests, so memory holds the capture text and little else.
-    let (index, live) = std::thread::scope(|scope| {
-        let index = scope.spawn(|| crate::verify::read_verified_digests(Path::new(&args.lockfile)));
-        let live = Capture::read_paths(&args.from).and_then(|capture| {
-            let name = capture.default_server_name();
-            let options = BuildOptions {
-                name,
-                source: capture.describe(),
-                previous: None,
-                detail: Detail::Skeleton,
+    let source = source(&args.from, &args.live, "check")?;
+    let digest_capture = |capture: Capture| -> Result<(Capture, LockedServer), Error> {
+        let name = capture.default_server_name();
+        let options = BuildOptions {
+            name,
+            source: capture.describe(),
+            previous: None,
+            detail: Detail::Skeleton,
+        };
+        let skeleton = build_server(&capture, &options)?;
+        Ok((capture, skeleton))
+    };
+    let lockfile_path = Path::new(&args.lockfile);
+    let (index, live) = match &source {
+        // A capture: the lockfile is verified on one thread while the capture is digested on
+        // the others; both keep only digests, so memory holds the capture text and little else.
+        Source::Files(_) => std::thread::scope(|scope| {
+            let index = scope.spawn(|| crate::verify::read_verified_digests(lockfile_path));
+            let live = acquire(&source, &args.live, &crate::live::ClientIdentity::default())
+                .and_then(digest_capture);
+            (index.join().expect("lockfile reader panicked"), live)
+        }),
+        // A live server is asked what `lock` asked, which the entry records.
+        Source::Stdio(_) => {
+            let index = crate::verify::read_verified_digests(lockfile_path)?;
+            let recorded = match args.name.as_deref() {
+                Some(name) => index.0.lockfile.server(name),
+                None => match index.0.lockfile.servers.as_slice() {
+                    [only] => Some(only),
+                    _ => None,
+                },
             };
-            let skeleton = build_server(&capture, &options)?;
-            Ok((capture, skeleton))
-        });
-        (index.join().expect("lockfile reader panicked"), live)
-    });
+            let client = client_identity(&args.live, recorded)?;
+            let live = acquire(&source, &args.live, &client).and_then(digest_capture);
+            (Ok(index), live)
+        }
+    };
     let (read, findings) = index?;
     let (fatal, cosmetic): (Vec<Finding>, Vec<Finding>) = findings
         .into_iter()
@@ -426,7 +442,11 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
         },
     );
     if changed {
-        report.accept = Some(lock_command(&args.from, &skeleton.name, &args.lockfile));
+        report.accept = Some(lock_command(
+            &source_args_with(&source, Some(&args.live)),
+            &skeleton.name,
+            &args.lockfile,
+        ));
     }
     if changed || !server_diff.notes.is_empty() || !server_diff.coverage.is_empty() {
         report.servers.push(server_diff);
@@ -554,7 +574,11 @@ fn diff(args: &DiffArgs) -> Result<Report, Error> {
                     .first()
                     .map(|s| s.name.as_str())
                     .unwrap_or("server");
-                lock_command(std::slice::from_ref(&args.new), name, &args.old)
+                lock_command(
+                    &source_args(&Source::Files(std::slice::from_ref(&args.new))),
+                    name,
+                    &args.old,
+                )
             },
         );
     }
@@ -608,4 +632,188 @@ fn fmt(args: &FmtArgs, out: &mut dyn Write) -> Result<u8, Error> {
         &format!("rewrote {} in canonical form\n", args.lockfile),
     )?;
     Ok(EXIT_SAME)
+}
+
+/// Where `lock` and `check` read a contract from.
+enum Source<'a> {
+    Files(&'a [String]),
+    Stdio(crate::live::stdio::StdioSpec),
+}
+
+fn source<'a>(from: &'a [String], live: &LiveArgs, command: &str) -> Result<Source<'a>, Error> {
+    match (from.is_empty(), live.command.is_empty()) {
+        (false, false) => Err(Error::usage(
+            format!("{command} takes a capture (--from) or a server (-- COMMAND), not both"),
+            format!(
+                "catalock {command} --from tools-list.json, or catalock {command} -- node server.js"
+            ),
+        )),
+        (false, true) => Ok(Source::Files(from)),
+        (true, false) => {
+            let mut env = Vec::new();
+            for pair in &live.env {
+                let Some((key, value)) = pair.split_once('=') else {
+                    return Err(Error::usage(
+                        format!(
+                            "--env {key:?} is not KEY=VALUE",
+                            key = pair.split('=').next().unwrap_or("")
+                        ),
+                        "pass --env KEY=VALUE",
+                    ));
+                };
+                env.push((key.to_string(), value.to_string()));
+            }
+            Ok(Source::Stdio(crate::live::stdio::StdioSpec {
+                command: live.command[0].clone(),
+                args: live.command[1..].to_vec(),
+                env,
+                cwd: live.cwd.clone(),
+            }))
+        }
+        (true, true) => Err(Error::usage(
+            format!(
+                "{command} needs a captured catalog (--from FILE) or a server to start (-- COMMAND [ARGS...])"
+            ),
+            format!(
+                "catalock {command} --from tools-list.json, or catalock {command} -- npx -y @modelcontextprotocol/server-everything"
+            ),
+        )),
+    }
+}
+
+fn limits_of(live: &LiveArgs) -> Result<crate::live::Limits, Error> {
+    let seconds = |value: f64, flag: &str| {
+        if value.is_finite() && value > 0.0 {
+            Ok(std::time::Duration::from_secs_f64(value))
+        } else {
+            Err(Error::usage(
+                format!("--{flag} must be a positive number of seconds"),
+                format!("pass --{flag} 30"),
+            ))
+        }
+    };
+    Ok(crate::live::Limits {
+        request_timeout: seconds(live.timeout, "timeout")?,
+        probe_timeout: seconds(live.probe_timeout, "probe-timeout")?,
+        total_timeout: seconds(live.total_timeout, "total-timeout")?,
+        max_message: live.max_message_bytes,
+        max_pages: live.max_pages,
+        strict: live.strict,
+        ..crate::live::Limits::default()
+    })
+}
+
+/// The client identity to declare: recorded in `entry` (so `check` asks what `lock` asked),
+/// else from `--client-capabilities`, else catalock's default.
+fn client_identity(
+    live: &LiveArgs,
+    entry: Option<&LockedServer>,
+) -> Result<crate::live::ClientIdentity, Error> {
+    let mut client = crate::live::ClientIdentity::default();
+    if let Some(entry) = entry {
+        if let Some(info) = entry
+            .client_info
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok())
+        {
+            client.info = info;
+        }
+        if let Some(caps) = entry
+            .client_capabilities
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok())
+        {
+            client.capabilities = caps;
+        }
+    }
+    if let Some(text) = &live.client_capabilities {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            Error::usage(
+                format!("--client-capabilities is not JSON: {e}"),
+                "pass an object, e.g. --client-capabilities '{\"sampling\":{}}'",
+            )
+        })?;
+        if !value.is_object() {
+            return Err(Error::usage(
+                "--client-capabilities must be a JSON object",
+                "pass an object, e.g. --client-capabilities '{\"sampling\":{}}'",
+            ));
+        }
+        client.capabilities = value;
+    }
+    Ok(client)
+}
+
+/// A path argument inside the working directory, made relative, so the lockfile holds no
+/// machine paths and is the same in every clone.
+fn portable(arg: &str) -> String {
+    if let Ok(cwd) = std::env::current_dir()
+        && let Some(rest) = arg.strip_prefix(&format!("{}/", cwd.display()))
+    {
+        return format!("./{rest}");
+    }
+    arg.to_string()
+}
+
+/// Reads the contract from a source.
+fn acquire(
+    source: &Source<'_>,
+    live: &LiveArgs,
+    client: &crate::live::ClientIdentity,
+) -> Result<Capture, Error> {
+    match source {
+        Source::Files(paths) => Capture::read_paths(paths),
+        Source::Stdio(spec) => {
+            let limits = limits_of(live)?;
+            let choice: crate::live::ProtocolChoice = live
+                .protocol
+                .parse()
+                .map_err(|e: String| Error::usage(e, "pass --protocol auto"))?;
+            let discovered = crate::live::discover_stdio(spec, &limits, client, &choice)?;
+            let command = portable(&spec.command);
+            let args: Vec<String> = spec.args.iter().map(|a| portable(a)).collect();
+            let mut shown = vec![shell_quote(&command)];
+            shown.extend(args.iter().map(|a| shell_quote(a)));
+            let origin = crate::live::Origin {
+                transport: "stdio",
+                command: Some(command),
+                args,
+                url: None,
+                era: None,
+                client: client.clone(),
+            };
+            discovered.into_capture("stdio", format!("stdio: {}", shown.join(" ")), origin)
+        }
+    }
+}
+
+/// The live part of a command line that reproduces this source (for "to accept").
+fn source_args(source: &Source<'_>) -> Vec<String> {
+    source_args_with(source, None)
+}
+
+/// [`source_args`] plus the client capabilities the user declared, if any.
+fn source_args_with(source: &Source<'_>, live: Option<&LiveArgs>) -> Vec<String> {
+    let mut declared = Vec::new();
+    if let Some(caps) = live.and_then(|l| l.client_capabilities.as_deref()) {
+        declared = vec!["--client-capabilities".to_string(), shell_quote(caps)];
+    }
+    let mut args = source_args_plain(source);
+    let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    args.splice(at..at, declared);
+    args
+}
+
+fn source_args_plain(source: &Source<'_>) -> Vec<String> {
+    match source {
+        Source::Files(paths) => paths
+            .iter()
+            .flat_map(|p| ["--from".to_string(), shell_quote(p)])
+            .collect(),
+        Source::Stdio(spec) => {
+            let mut out = vec!["--".to_string(), shell_quote(&spec.command)];
+            out.extend(spec.args.iter().map(|a| shell_quote(a)));
+            out
+        }
+    }
 }

@@ -110,9 +110,17 @@ pub fn build_server(capture: &Capture, options: &BuildOptions<'_>) -> Result<Loc
                 .collect()
         })
         .unwrap_or_default();
+    let origin = capture.origin.as_ref();
     Ok(LockedServer {
         name: options.name.clone(),
         source: options.source.clone(),
+        transport: origin.map(|o| o.transport.to_string()),
+        command: origin.and_then(|o| o.command.clone()),
+        args: origin.map(|o| o.args.clone()).unwrap_or_default(),
+        url: origin.and_then(|o| o.url.clone()),
+        era: origin.and_then(|o| o.era).map(|e| e.name().to_string()),
+        client_info: origin.map(|o| json::canonical(&o.client.info)),
+        client_capabilities: origin.map(|o| json::canonical(&o.client.capabilities)),
         protocol_version: capture.server.protocol_version.clone(),
         server_info: capture.server.server_info.as_ref().map(json::canonical),
         server_digest,

@@ -55,6 +55,10 @@ pub struct Capture {
     pub server: ServerMeta,
     /// Things skipped or assumed, for the user to read.
     pub notes: Vec<String>,
+    /// How the lockfile's `source` describes it, when it is not files (a live server).
+    pub description: Option<String>,
+    /// What shaped the catalog, when it comes from a live session.
+    pub origin: Option<crate::live::Origin>,
 }
 
 impl Capture {
@@ -209,6 +213,9 @@ impl Capture {
 
     /// How the capture is described in the lockfile's `source` field.
     pub fn describe(&self) -> String {
+        if let Some(description) = &self.description {
+            return description.clone();
+        }
         let labels: Vec<String> = self
             .sources
             .iter()

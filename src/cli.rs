@@ -43,6 +43,8 @@ pub struct LockArgs {
     /// JSON or JSONL; repeat for several files; `-` reads stdin.
     #[arg(long, value_name = "FILE")]
     pub from: Vec<String>,
+    #[command(flatten)]
+    pub live: LiveArgs,
     /// Name of the server's entry [default: from serverInfo.name, else the file name]
     #[arg(long)]
     pub name: Option<String>,
@@ -55,6 +57,8 @@ pub struct CheckArgs {
     /// Captured catalog to check (same shapes as `lock --from`); `-` reads stdin.
     #[arg(long, value_name = "FILE")]
     pub from: Vec<String>,
+    #[command(flatten)]
+    pub live: LiveArgs,
     /// The lockfile entry to compare with [default: the capture's server name, or the only entry]
     #[arg(long)]
     pub name: Option<String>,
@@ -62,6 +66,46 @@ pub struct CheckArgs {
     pub lockfile: String,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+}
+
+/// How to reach a live server, and the limits of the session.
+#[derive(Debug, Args)]
+pub struct LiveArgs {
+    /// A stdio server to start: `catalock lock -- COMMAND [ARGS...]`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+    /// Environment for the stdio server, repeatable. Values are never recorded or printed.
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// Working directory for the stdio server.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+    /// Protocol: auto (probe server/discover, fall back to initialize), modern, legacy, or a
+    /// version (2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05).
+    #[arg(long, default_value = "auto")]
+    pub protocol: String,
+    /// Client capabilities to declare, as JSON (servers may list other tools to other
+    /// clients). Recorded in the lockfile; `check` declares what `lock` declared.
+    #[arg(long, value_name = "JSON")]
+    pub client_capabilities: Option<String>,
+    /// Seconds to wait for each response.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Seconds the server/discover probe waits before assuming a legacy server.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
+    pub probe_timeout: f64,
+    /// Seconds the whole session may take.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    pub total_timeout: f64,
+    /// Largest message accepted from the server.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub max_message_bytes: usize,
+    /// Most pages followed in one list.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub max_pages: usize,
+    /// Treat non-JSON output and unknown protocol versions as errors.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]

@@ -20,6 +20,8 @@ pub enum ErrorKind {
     Usage,
     /// Writing a file failed.
     Io,
+    /// A live server could not be started, crashed, hung, or broke the protocol.
+    Server,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +52,9 @@ impl Error {
     }
     pub fn io(message: impl Into<String>, hint: impl Into<String>) -> Error {
         Error::new(ErrorKind::Io, message, hint)
+    }
+    pub fn server(message: impl Into<String>, hint: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Server, message, hint)
     }
 }
 

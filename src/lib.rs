@@ -19,6 +19,7 @@ pub mod contract;
 pub mod diff;
 pub mod error;
 pub mod json;
+pub mod live;
 pub mod lockfile;
 pub mod report;
 pub mod schema;

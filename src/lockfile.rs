@@ -51,6 +51,28 @@ pub struct LockedServer {
     pub name: String,
     /// Where the contract came from, without secrets or machine paths.
     pub source: String,
+    /// `stdio` or `http` for a live server; absent for a capture.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// The stdio server's command, as given (paths inside the working directory made
+    /// relative). Environment values are never recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// The HTTP server's URL, without credentials or query. Headers are never recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `legacy` (an `initialize` handshake) or `modern` (2026-07-28 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub era: Option<String>,
+    /// The `clientInfo` catalock declared, as compact JSON; `check` declares the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_info: Option<String>,
+    /// The client capabilities catalock declared, as compact JSON: servers may list other
+    /// tools to clients with other capabilities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_capabilities: Option<String>,
     /// Protocol version the server spoke, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
@@ -295,6 +317,31 @@ impl LockedServer {
         out.push_str("\n[[server]]\n");
         kv_str(out, "name", &self.name);
         kv_str(out, "source", &self.source);
+        for (key, value) in [("transport", &self.transport), ("command", &self.command)] {
+            if let Some(v) = value {
+                kv_str(out, key, v);
+            }
+        }
+        if !self.args.is_empty() {
+            out.push_str("args = [");
+            for (i, arg) in self.args.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_toml_string(out, arg);
+            }
+            out.push_str("]\n");
+        }
+        for (key, value) in [
+            ("url", &self.url),
+            ("era", &self.era),
+            ("client-info", &self.client_info),
+            ("client-capabilities", &self.client_capabilities),
+        ] {
+            if let Some(v) = value {
+                kv_str(out, key, v);
+            }
+        }
         if let Some(v) = &self.protocol_version {
             kv_str(out, "protocol-version", v);
         }
@@ -892,6 +939,13 @@ mod fast {
                     match (key, value) {
                         ("name", v) => s.name = v.string()?,
                         ("source", v) => s.source = v.string()?,
+                        ("transport", v) => s.transport = Some(v.string()?),
+                        ("command", v) => s.command = Some(v.string()?),
+                        ("args", Value::List(list)) => s.args = list,
+                        ("url", v) => s.url = Some(v.string()?),
+                        ("era", v) => s.era = Some(v.string()?),
+                        ("client-info", v) => s.client_info = Some(v.string()?),
+                        ("client-capabilities", v) => s.client_capabilities = Some(v.string()?),
                         ("protocol-version", v) => s.protocol_version = Some(v.string()?),
                         ("server-info", v) => s.server_info = Some(v.string()?),
                         ("server-digest", v) => s.server_digest = v.digest()?,
@@ -977,6 +1031,13 @@ mod fast {
         LockedServer {
             name: String::new(),
             source: String::new(),
+            transport: None,
+            command: None,
+            args: Vec::new(),
+            url: None,
+            era: None,
+            client_info: None,
+            client_capabilities: None,
             protocol_version: None,
             server_info: None,
             server_digest: ZERO,
@@ -1017,6 +1078,8 @@ mod fast {
 
     enum Value {
         Str(String),
+        /// A one-line array of strings (`args`).
+        List(Vec<String>),
         /// The body of a multi-line literal (after the newline that TOML trims).
         Multi(String),
         Int(u64),
@@ -1026,7 +1089,7 @@ mod fast {
         fn string(self) -> Option<String> {
             match self {
                 Value::Str(s) | Value::Multi(s) => Some(s),
-                Value::Int(_) => None,
+                Value::Int(_) | Value::List(_) => None,
             }
         }
         /// JSON text: the writer closes multi-line JSON on a line of its own, so the body
@@ -1035,7 +1098,7 @@ mod fast {
             match self {
                 Value::Str(s) => Some(s),
                 Value::Multi(mut s) => s.pop().filter(|c| *c == '\n').map(|_| s),
-                Value::Int(_) => None,
+                Value::Int(_) | Value::List(_) => None,
             }
         }
         fn int(self) -> Option<u64> {
@@ -1049,9 +1112,49 @@ mod fast {
         }
     }
 
+    /// `["a", 'b\c']`: a one-line array of basic or literal strings.
+    fn parse_list(raw: &str) -> Option<Value> {
+        let mut rest = raw.strip_prefix('[')?;
+        let mut items = Vec::new();
+        if let Some(after) = rest.strip_prefix(']') {
+            return after.is_empty().then_some(Value::List(items));
+        }
+        loop {
+            // The end of this element: a closing quote not escaped (basic) or the next `'`.
+            let end = match rest.as_bytes().first()? {
+                b'"' => {
+                    let bytes = rest.as_bytes();
+                    let mut i = 1;
+                    loop {
+                        match bytes.get(i)? {
+                            b'\\' => i += 2,
+                            b'"' => break i + 1,
+                            _ => i += 1,
+                        }
+                    }
+                }
+                b'\'' => rest[1..].find('\'')? + 2,
+                _ => return None,
+            };
+            match parse_scalar(&rest[..end])? {
+                Value::Str(s) => items.push(s),
+                _ => return None,
+            }
+            rest = &rest[end..];
+            if let Some(after) = rest.strip_prefix(", ") {
+                rest = after;
+            } else if rest == "]" {
+                return Some(Value::List(items));
+            } else {
+                return None;
+            }
+        }
+    }
+
     fn parse_scalar(raw: &str) -> Option<Value> {
         let bytes = raw.as_bytes();
         match bytes.first()? {
+            b'[' => parse_list(raw),
             b'"' => {
                 let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
                 if !inner.contains('\\') {

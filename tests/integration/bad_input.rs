@@ -189,7 +189,7 @@ fn missing_files_and_usage_errors() {
     );
     let err = fails(&s, &["check"]);
     assert!(
-        err.contains("check needs a captured catalog: pass --from FILE"),
+        err.contains("check needs a captured catalog (--from FILE) or a server to start (-- COMMAND [ARGS...])"),
         "{err}"
     );
     let err = fails(&s, &["lock", "--from", "tools.json", "--name", "has space"]);

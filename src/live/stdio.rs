@@ -1,0 +1,372 @@
+//! The stdio transport: the server is a child process speaking newline-delimited JSON-RPC.
+//!
+//! stdout is read on a thread into a channel (so every wait has a deadline), with a cap on
+//! line length; stderr is drained on another thread into a bounded tail that errors quote.
+//! The child leads its own process group, so shutdown (close stdin, wait, SIGTERM, SIGKILL)
+//! reaches the grandchildren that `npx` and `uvx` spawn, and none is left behind.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::{Limits, LiveError, Transport};
+
+/// How to start a stdio server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StdioSpec {
+    pub command: String,
+    pub args: Vec<String>,
+    /// Extra environment for the child (values are secrets: never printed or recorded).
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<std::path::PathBuf>,
+}
+
+/// What the stdout reader thread reports.
+enum Event {
+    Message(String),
+    /// A line that is not JSON (some servers print banners); its start, for the warning.
+    Skipped(String),
+    /// A line longer than the cap, discarded.
+    TooLong(usize),
+    Closed,
+}
+
+/// The last bytes a child wrote to stderr.
+#[derive(Default)]
+struct Tail {
+    bytes: Vec<u8>,
+    total: usize,
+}
+
+const TAIL_BYTES: usize = 4096;
+
+impl Tail {
+    fn push(&mut self, chunk: &[u8]) {
+        self.total += chunk.len();
+        self.bytes.extend_from_slice(chunk);
+        if self.bytes.len() > TAIL_BYTES {
+            let cut = self.bytes.len() - TAIL_BYTES;
+            self.bytes.drain(..cut);
+        }
+    }
+}
+
+pub struct StdioTransport {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    events: Receiver<Event>,
+    stderr: Arc<Mutex<Tail>>,
+    stderr_thread: Option<std::thread::JoinHandle<()>>,
+    limits: Limits,
+    /// `command` as given, for messages.
+    label: String,
+    /// Warnings to pass on (skipped lines).
+    pub warnings: Vec<String>,
+    closed: bool,
+}
+
+impl StdioTransport {
+    pub fn start(spec: &StdioSpec, limits: &Limits) -> Result<StdioTransport, LiveError> {
+        let mut command = Command::new(&spec.command);
+        command
+            .args(&spec.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group: shutdown signals reach everything it starts.
+            .process_group(0);
+        for (key, value) in &spec.env {
+            command.env(key, value);
+        }
+        if let Some(dir) = &spec.cwd {
+            command.current_dir(dir);
+        }
+        let mut child = command.spawn().map_err(|e| LiveError::Start {
+            command: spec.command.clone(),
+            reason: crate::error::io_reason(&e),
+        })?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (sender, events) = sync_channel(64);
+        let max_line = limits.max_message;
+        std::thread::spawn(move || read_lines(stdout, max_line, &sender));
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        let tail_writer = Arc::clone(&tail);
+        let stderr_thread = std::thread::spawn(move || {
+            let mut stderr = stderr;
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                tail_writer.lock().expect("stderr tail").push(&buf[..n]);
+            }
+        });
+        let stdin = child.stdin.take();
+        Ok(StdioTransport {
+            child,
+            stdin,
+            events,
+            stderr: tail,
+            stderr_thread: Some(stderr_thread),
+            limits: limits.clone(),
+            label: spec.command.clone(),
+            warnings: Vec::new(),
+            closed: false,
+        })
+    }
+
+    /// The last lines the server wrote to stderr, for error messages.
+    pub fn stderr_tail(&self) -> String {
+        let tail = self.stderr.lock().expect("stderr tail");
+        let text = String::from_utf8_lossy(&tail.bytes);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let last: Vec<&str> = lines.iter().rev().take(5).rev().copied().collect();
+        last.join(" | ")
+    }
+
+    fn exit_status(&mut self) -> Option<String> {
+        // The pipe closes a moment before the process is reaped.
+        let deadline = Instant::now() + Duration::from_millis(200);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Some(describe_status(status)),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn write_line(&mut self, text: &str) -> Result<(), LiveError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(self.gone("before catalock could write to it"));
+        };
+        let result = stdin
+            .write_all(text.as_bytes())
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush());
+        result.map_err(|_| self.gone("while catalock was writing to it"))
+    }
+
+    fn gone(&mut self, when: &str) -> LiveError {
+        let status = self
+            .exit_status()
+            .unwrap_or_else(|| "closed its output".to_string());
+        LiveError::Exited {
+            server: self.label.clone(),
+            status,
+            when: when.to_string(),
+            stderr: self.stderr_tail(),
+        }
+    }
+
+    /// Waits for the next JSON message, up to `deadline`.
+    fn next_message(&mut self, deadline: Instant, waiting_for: &str) -> Result<String, LiveError> {
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(LiveError::Timeout {
+                    server: self.label.clone(),
+                    waiting_for: waiting_for.to_string(),
+                    stderr: self.stderr_tail(),
+                });
+            }
+            match self.events.recv_timeout(deadline - now) {
+                Ok(Event::Message(text)) => return Ok(text),
+                Ok(Event::Skipped(start)) => {
+                    if self.limits.strict {
+                        return Err(LiveError::Protocol {
+                            server: self.label.clone(),
+                            message: format!(
+                                "wrote a line that is not JSON-RPC to stdout: {start:?}"
+                            ),
+                        });
+                    }
+                    self.warnings.push(format!(
+                        "skipped a line on the server's stdout that is not JSON: {start:?}"
+                    ));
+                }
+                Ok(Event::TooLong(limit)) => {
+                    return Err(LiveError::Protocol {
+                        server: self.label.clone(),
+                        message: format!(
+                            "sent a message longer than {limit} bytes (raise --max-message-bytes)"
+                        ),
+                    });
+                }
+                Ok(Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.gone(&format!("before answering {waiting_for}")));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(LiveError::Timeout {
+                        server: self.label.clone(),
+                        waiting_for: waiting_for.to_string(),
+                        stderr: self.stderr_tail(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Shuts the server down: close stdin, wait, SIGTERM, wait, SIGKILL — to the whole group.
+    fn shutdown(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        drop(self.stdin.take());
+        let pid = self.child.id() as i32;
+        let exited = wait_for(&mut self.child, self.limits.shutdown_grace);
+        let group = nix::unistd::Pid::from_raw(pid);
+        if !exited {
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
+            if !wait_for(&mut self.child, self.limits.shutdown_grace) {
+                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+                let _ = self.child.wait();
+            }
+        }
+        // Grandchildren left in the group (a wrapper like npx that exited first) go too.
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        if let Some(thread) = self.stderr_thread.take() {
+            // The pipe closes once every process holding it is gone.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn wait_for(child: &mut Child, grace: Duration) -> bool {
+    let deadline = Instant::now() + grace;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => return true,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => return false,
+        }
+    }
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        _ => "exited".to_string(),
+    }
+}
+
+/// Reads stdout line by line (capped), classifying each line.
+fn read_lines(
+    stdout: std::process::ChildStdout,
+    max_line: usize,
+    sender: &std::sync::mpsc::SyncSender<Event>,
+) {
+    let mut reader = BufReader::with_capacity(1 << 16, stdout);
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        line.clear();
+        let mut too_long = false;
+        let mut eof = false;
+        loop {
+            let available = match reader.fill_buf() {
+                Ok(a) => a,
+                Err(_) => {
+                    eof = true;
+                    break;
+                }
+            };
+            if available.is_empty() {
+                eof = true;
+                break;
+            }
+            let (chunk, done) = match memchr::memchr(b'\n', available) {
+                Some(i) => (&available[..i], Some(i + 1)),
+                None => (available, None),
+            };
+            if !too_long {
+                if line.len() + chunk.len() > max_line {
+                    too_long = true;
+                    line.clear();
+                } else {
+                    line.extend_from_slice(chunk);
+                }
+            }
+            let consumed = done.unwrap_or(available.len());
+            reader.consume(consumed);
+            if done.is_some() {
+                break;
+            }
+        }
+        let event = if too_long {
+            Some(Event::TooLong(max_line))
+        } else {
+            let text = String::from_utf8_lossy(&line);
+            let trimmed = text.trim();
+            if trimmed.is_empty() {
+                None
+            } else if trimmed.starts_with('{') || trimmed.starts_with('[') {
+                Some(Event::Message(trimmed.to_string()))
+            } else {
+                Some(Event::Skipped(trimmed.chars().take(80).collect()))
+            }
+        };
+        if let Some(event) = event
+            && sender.send(event).is_err()
+        {
+            return;
+        }
+        if eof {
+            let _ = sender.send(Event::Closed);
+            return;
+        }
+    }
+}
+
+impl Transport for StdioTransport {
+    fn call(
+        &mut self,
+        id: u64,
+        method: &str,
+        request: &str,
+        timeout: Duration,
+    ) -> Result<String, LiveError> {
+        self.write_line(request)?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let text = self.next_message(deadline, method)?;
+            match super::route(&text, id) {
+                super::Routed::Response => return Ok(text),
+                super::Routed::Reply(reply) => self.write_line(&reply)?,
+                super::Routed::Ignore => {}
+                super::Routed::Malformed(why) => {
+                    return Err(LiveError::Protocol {
+                        server: self.label.clone(),
+                        message: format!("sent malformed JSON-RPC while answering {method}: {why}"),
+                    });
+                }
+            }
+        }
+    }
+
+    fn notify(&mut self, message: &str) -> Result<(), LiveError> {
+        self.write_line(message)
+    }
+
+    fn close(&mut self) {
+        self.shutdown();
+    }
+
+    fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
