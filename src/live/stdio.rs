@@ -157,6 +157,17 @@ impl StdioTransport {
         let status = self
             .exit_status()
             .unwrap_or_else(|| "closed its output".to_string());
+        // Let the stderr reader drain what the server said last (bounded: a grandchild may
+        // still hold the pipe open).
+        let deadline = Instant::now() + Duration::from_millis(300);
+        while self
+            .stderr_thread
+            .as_ref()
+            .is_some_and(|t| !t.is_finished())
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         LiveError::Exited {
             server: self.label.clone(),
             status,

@@ -7,6 +7,7 @@ mod bad_input;
 mod captures;
 mod commands;
 mod generated;
+mod live_stdio;
 mod properties;
 mod snapshots;
 mod vectors;

@@ -104,3 +104,55 @@ pub fn tools_of(path: &Path) -> Vec<serde_json::Value> {
         .flat_map(|p| p["tools"].as_array().expect("tools").clone())
         .collect()
 }
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+/// `node .../server-everything/dist/index.js`, installed by `scripts/install-test-servers`.
+pub fn everything_stdio() -> Vec<String> {
+    let script = root()
+        .join("tests/servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        script.exists(),
+        "server-everything is not installed: run scripts/install-test-servers (scripts/test does)"
+    );
+    vec![
+        "node".to_string(),
+        script.display().to_string(),
+        "stdio".to_string(),
+    ]
+}
+
+/// The Python `mcp` SDK server in `tests/servers/python_server.py`, on stdio.
+pub fn python_stdio() -> Vec<String> {
+    let python = root().join("tests/servers/.venv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python test server's venv is missing: run scripts/install-test-servers (scripts/test does)"
+    );
+    vec![
+        python.display().to_string(),
+        root()
+            .join("tests/servers/python_server.py")
+            .display()
+            .to_string(),
+        "stdio".to_string(),
+    ]
+}
+
+/// `args` followed by `-- COMMAND...`.
+pub fn with_server(args: &[&str], server: &[String]) -> Vec<String> {
+    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    all.push("--".to_string());
+    all.extend(server.iter().cloned());
+    all
+}
+
+impl Scratch {
+    pub fn run_owned(&self, args: &[String]) -> (i32, String, String) {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.run(&refs)
+    }
+}
