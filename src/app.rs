@@ -372,7 +372,7 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
             (index.join().expect("lockfile reader panicked"), live)
         }),
         // A live server is asked what `lock` asked, which the entry records.
-        Source::Stdio(_) => {
+        Source::Stdio(_) | Source::Http(_) => {
             let index = crate::verify::read_verified_digests(lockfile_path)?;
             let recorded = match args.name.as_deref() {
                 Some(name) => index.0.lockfile.server(name),
@@ -638,47 +638,71 @@ fn fmt(args: &FmtArgs, out: &mut dyn Write) -> Result<u8, Error> {
 enum Source<'a> {
     Files(&'a [String]),
     Stdio(crate::live::stdio::StdioSpec),
+    Http(crate::live::http::HttpSpec),
 }
 
 fn source<'a>(from: &'a [String], live: &LiveArgs, command: &str) -> Result<Source<'a>, Error> {
-    match (from.is_empty(), live.command.is_empty()) {
-        (false, false) => Err(Error::usage(
-            format!("{command} takes a capture (--from) or a server (-- COMMAND), not both"),
+    let given = usize::from(!from.is_empty())
+        + usize::from(!live.command.is_empty())
+        + usize::from(live.url.is_some());
+    if given > 1 {
+        return Err(Error::usage(
             format!(
-                "catalock {command} --from tools-list.json, or catalock {command} -- node server.js"
-            ),
-        )),
-        (false, true) => Ok(Source::Files(from)),
-        (true, false) => {
-            let mut env = Vec::new();
-            for pair in &live.env {
-                let Some((key, value)) = pair.split_once('=') else {
-                    return Err(Error::usage(
-                        format!(
-                            "--env {key:?} is not KEY=VALUE",
-                            key = pair.split('=').next().unwrap_or("")
-                        ),
-                        "pass --env KEY=VALUE",
-                    ));
-                };
-                env.push((key.to_string(), value.to_string()));
-            }
-            Ok(Source::Stdio(crate::live::stdio::StdioSpec {
-                command: live.command[0].clone(),
-                args: live.command[1..].to_vec(),
-                env,
-                cwd: live.cwd.clone(),
-            }))
-        }
-        (true, true) => Err(Error::usage(
-            format!(
-                "{command} needs a captured catalog (--from FILE) or a server to start (-- COMMAND [ARGS...])"
+                "{command} takes one source: a capture (--from), a stdio server (-- COMMAND) or an HTTP server (--url)"
             ),
             format!(
-                "catalock {command} --from tools-list.json, or catalock {command} -- npx -y @modelcontextprotocol/server-everything"
+                "catalock {command} --from tools-list.json, catalock {command} -- node server.js, or catalock {command} --url http://127.0.0.1:3001/mcp"
             ),
-        )),
+        ));
     }
+    if !from.is_empty() {
+        return Ok(Source::Files(from));
+    }
+    if let Some(url) = &live.url {
+        let mut headers = Vec::new();
+        for header in &live.headers {
+            let Some((name, value)) = header.split_once(':') else {
+                return Err(Error::usage(
+                    format!(
+                        "--header {:?} is not NAME: VALUE",
+                        header.split(':').next().unwrap_or("")
+                    ),
+                    "pass --header 'Authorization: Bearer TOKEN'",
+                ));
+            };
+            headers.push((name.trim().to_string(), value.trim().to_string()));
+        }
+        return Ok(Source::Http(crate::live::http::HttpSpec {
+            url: url.clone(),
+            headers,
+        }));
+    }
+    if !live.command.is_empty() {
+        let mut env = Vec::new();
+        for pair in &live.env {
+            let Some((key, value)) = pair.split_once('=') else {
+                return Err(Error::usage(
+                    format!("--env {:?} is not KEY=VALUE", pair),
+                    "pass --env KEY=VALUE",
+                ));
+            };
+            env.push((key.to_string(), value.to_string()));
+        }
+        return Ok(Source::Stdio(crate::live::stdio::StdioSpec {
+            command: live.command[0].clone(),
+            args: live.command[1..].to_vec(),
+            env,
+            cwd: live.cwd.clone(),
+        }));
+    }
+    Err(Error::usage(
+        format!(
+            "{command} needs a captured catalog (--from FILE) or a server to start (-- COMMAND [ARGS...]) or reach (--url URL)"
+        ),
+        format!(
+            "catalock {command} --from tools-list.json, or catalock {command} -- npx -y @modelcontextprotocol/server-everything"
+        ),
+    ))
 }
 
 fn limits_of(live: &LiveArgs) -> Result<crate::live::Limits, Error> {
@@ -784,6 +808,24 @@ fn acquire(
             };
             discovered.into_capture("stdio", format!("stdio: {}", shown.join(" ")), origin)
         }
+        Source::Http(spec) => {
+            let limits = limits_of(live)?;
+            let choice: crate::live::ProtocolChoice = live
+                .protocol
+                .parse()
+                .map_err(|e: String| Error::usage(e, "pass --protocol auto"))?;
+            let discovered = crate::live::discover_http(spec, &limits, client, &choice)?;
+            let url = crate::live::http::redact_url(&spec.url);
+            let origin = crate::live::Origin {
+                transport: "http",
+                command: None,
+                args: Vec::new(),
+                url: Some(url.clone()),
+                era: None,
+                client: client.clone(),
+            };
+            discovered.into_capture("http", format!("http: {url}"), origin)
+        }
     }
 }
 
@@ -813,6 +855,18 @@ fn source_args_plain(source: &Source<'_>) -> Vec<String> {
         Source::Stdio(spec) => {
             let mut out = vec!["--".to_string(), shell_quote(&spec.command)];
             out.extend(spec.args.iter().map(|a| shell_quote(a)));
+            out
+        }
+        // Header values are secrets: the command names the headers, never their values.
+        Source::Http(spec) => {
+            let mut out = vec![
+                "--url".to_string(),
+                shell_quote(&crate::live::http::redact_url(&spec.url)),
+            ];
+            for (name, _) in &spec.headers {
+                out.push("--header".to_string());
+                out.push(shell_quote(&format!("{name}: …")));
+            }
             out
         }
     }

@@ -74,6 +74,13 @@ pub struct LiveArgs {
     /// A stdio server to start: `catalock lock -- COMMAND [ARGS...]`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+    /// A streamable HTTP server's MCP endpoint, e.g. http://127.0.0.1:3001/mcp.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// A header for every request to the HTTP server, repeatable ('Authorization: Bearer …').
+    /// Values are never recorded or printed.
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
     /// Environment for the stdio server, repeatable. Values are never recorded or printed.
     #[arg(long = "env", value_name = "KEY=VALUE")]
     pub env: Vec<String>,

@@ -7,6 +7,7 @@
 //! answers `ping`, and refuses every other server request; it never calls a tool, reads a
 //! resource or gets a prompt.
 
+pub mod http;
 pub mod stdio;
 
 use std::time::{Duration, Instant};
@@ -128,6 +129,13 @@ pub enum LiveError {
         code: i64,
         message: String,
     },
+    /// HTTP 401/403: what the server demands (scheme, scopes, authorization servers).
+    Auth {
+        server: String,
+        status: u16,
+        credential_sent: bool,
+        demands: String,
+    },
 }
 
 impl From<LiveError> for Error {
@@ -168,6 +176,31 @@ impl From<LiveError> for Error {
                 format!("server {server:?} {message}"),
                 "report it to the server's authors; the lockfile is unchanged",
             ),
+            LiveError::Auth {
+                server,
+                status,
+                credential_sent,
+                demands,
+            } => Error::server(
+                format!(
+                    "server {server:?} answered HTTP {status}: {} ({})",
+                    if status == 401 {
+                        "authorization required"
+                    } else {
+                        "the credential lacks permission"
+                    },
+                    if demands.is_empty() {
+                        "no challenge given".to_string()
+                    } else {
+                        format!("it demands {demands}")
+                    },
+                ),
+                if credential_sent {
+                    "the credential sent was refused: obtain one with the scopes above and pass --header 'Authorization: Bearer …'".to_string()
+                } else {
+                    "obtain a token from the authorization server above and pass --header 'Authorization: Bearer …'".to_string()
+                },
+            ),
             LiveError::Rpc {
                 server,
                 method,
@@ -197,6 +230,8 @@ pub trait Transport {
     fn close(&mut self);
     /// Warnings gathered so far (skipped output, say).
     fn take_warnings(&mut self) -> Vec<String>;
+    /// The protocol version is settled (HTTP sends it as a header from then on).
+    fn negotiated(&mut self, _version: &str, _era: Era) {}
 }
 
 /// What to do with one incoming message while waiting for a response.
@@ -262,6 +297,18 @@ pub fn discover_stdio(
         }
         other => Ok(other?),
     }
+}
+
+/// Discovers a streamable HTTP server.
+pub fn discover_http(
+    spec: &http::HttpSpec,
+    limits: &Limits,
+    client: &ClientIdentity,
+    choice: &ProtocolChoice,
+) -> Result<Discovered, Error> {
+    let mut transport = http::HttpTransport::new(spec, limits)?;
+    let label = http::redact_url(&spec.url);
+    Ok(Session::new(&mut transport, &label, limits, client).discover(choice)?)
 }
 
 /// What shaped a live catalog, recorded in the lockfile so `check` asks the same question
@@ -413,6 +460,16 @@ impl<'t> Session<'t> {
         self.transport.call(id, method, &text, timeout)
     }
 
+    /// Keeps a response for the capture, on one line: the transcript is JSONL, and raw
+    /// newlines can only stand between tokens in valid JSON (an SSE event may carry them).
+    fn record(&mut self, text: &str) {
+        self.lines.push(if text.contains(['\n', '\r']) {
+            text.replace(['\n', '\r'], " ")
+        } else {
+            text.to_string()
+        });
+    }
+
     fn modern_meta(&self, version: &str) -> Value {
         json!({
             "io.modelcontextprotocol/protocolVersion": version,
@@ -555,7 +612,8 @@ impl<'t> Session<'t> {
                 ),
             });
         }
-        self.lines.push(text.clone());
+        self.record(&text);
+        self.transport.negotiated(MODERN_VERSION, Era::Modern);
         Ok(Probe::Modern(
             discover
                 .get("capabilities")
@@ -611,7 +669,13 @@ impl<'t> Session<'t> {
             }
             self.notes.push(format!("{message}; continuing as {offer}"));
         }
-        self.lines.push(text.clone());
+        self.record(&text);
+        let settled = if LEGACY_VERSIONS.contains(&version.as_str()) {
+            version.as_str()
+        } else {
+            offer
+        };
+        self.transport.negotiated(settled, Era::Legacy);
         self.transport.notify(
             &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
         )?;
@@ -682,7 +746,7 @@ impl<'t> Session<'t> {
                     server: self.label.clone(),
                     message: format!("sent an unreadable {method} result: {e}"),
                 })?;
-            self.lines.push(text.clone());
+            self.record(&text);
             match next.next_cursor {
                 None | Some(Value::Null) => return Ok(()),
                 Some(Value::String(next)) => {

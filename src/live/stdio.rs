@@ -359,6 +359,22 @@ impl Transport for StdioTransport {
                 super::Routed::Response => return Ok(text),
                 super::Routed::Reply(reply) => self.write_line(&reply)?,
                 super::Routed::Ignore => {}
+                // A line that merely starts like JSON (`{not json`) is log noise; one that
+                // names JSON-RPC but does not parse is a broken message.
+                super::Routed::Malformed(why) if !text.contains("\"jsonrpc\"") => {
+                    let start: String = text.chars().take(80).collect();
+                    if self.limits.strict {
+                        return Err(LiveError::Protocol {
+                            server: self.label.clone(),
+                            message: format!(
+                                "wrote a line that is not JSON-RPC to stdout: {start:?} ({why})"
+                            ),
+                        });
+                    }
+                    self.warnings.push(format!(
+                        "skipped a line on the server's stdout that is not JSON-RPC: {start:?}"
+                    ));
+                }
                 super::Routed::Malformed(why) => {
                     return Err(LiveError::Protocol {
                         server: self.label.clone(),

@@ -7,6 +7,8 @@ mod bad_input;
 mod captures;
 mod commands;
 mod generated;
+mod live_faults;
+mod live_http;
 mod live_stdio;
 mod properties;
 mod snapshots;

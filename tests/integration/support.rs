@@ -156,3 +156,85 @@ impl Scratch {
         self.run(&refs)
     }
 }
+
+/// The fixture server binary (built with `--features fixture-server`; scripts/test does).
+pub fn fixture_server() -> String {
+    match option_env!("CARGO_BIN_EXE_mcp-fixture-server") {
+        Some(path) => path.to_string(),
+        None => panic!(
+            "the fixture server is not built: run the tests with --features fixture-server (scripts/test does)"
+        ),
+    }
+}
+
+/// `mcp-fixture-server --catalog <everything capture> ARGS...` as a stdio command.
+pub fn fixture_stdio(args: &[&str]) -> Vec<String> {
+    let mut all = vec![
+        fixture_server(),
+        "--catalog".to_string(),
+        capture("everything", "tools-list.json")
+            .display()
+            .to_string(),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    all
+}
+
+/// A server process listening on HTTP, killed (with its group) when dropped.
+pub struct HttpServer {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl HttpServer {
+    /// Starts `command` and waits for a line on stderr that holds `127.0.0.1:PORT`.
+    pub fn start(command: &[String], env: &[(&str, &str)], path: &str) -> HttpServer {
+        use std::io::BufRead;
+        use std::os::unix::process::CommandExt;
+        let mut cmd = std::process::Command::new(&command[0]);
+        cmd.args(&command[1..])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .process_group(0);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start HTTP server");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(at) = line.find("127.0.0.1:") {
+                    let port: String = line[at + 10..]
+                        .chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect();
+                    if !port.is_empty() {
+                        let _ = tx.send(port);
+                    }
+                }
+            }
+        });
+        let port = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the HTTP server did not say where it listens");
+        HttpServer {
+            child,
+            url: format!("http://127.0.0.1:{port}{path}"),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,239 @@
+//! Robustness against misbehaving servers, with our own fixture server
+//! (`tests/fixture_server/`): each fault gets a clear error (exit 2) and an untouched lockfile,
+//! or, where the specification allows it, the right answer.
+
+use crate::support::{Scratch, fixture_stdio, with_server};
+
+fn lock_with(s: &Scratch, extra: &[&str], fixture: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["lock", "--name", "fixture"];
+    args.extend_from_slice(extra);
+    s.run_owned(&with_server(&args, &fixture_stdio(fixture)))
+}
+
+fn fails_with(s: &Scratch, extra: &[&str], fixture: &[&str], expected: &str) {
+    let before = std::fs::read(s.path("mcp.lock")).ok();
+    let (code, out, err) = lock_with(s, extra, fixture);
+    assert_eq!(code, 2, "{fixture:?}: {out}{err}");
+    assert!(
+        err.contains(expected),
+        "{fixture:?}: expected {expected:?} in\n{err}"
+    );
+    assert_eq!(
+        std::fs::read(s.path("mcp.lock")).ok(),
+        before,
+        "{fixture:?}: the lockfile changed"
+    );
+}
+
+#[test]
+fn every_era_and_page_size_gives_the_same_contract() {
+    let s = Scratch::new();
+    let (code, out, err) = lock_with(&s, &[], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let reference = s.read("mcp.lock");
+    let digest = |lock: &str| {
+        lock.lines()
+            .find(|l| l.starts_with("server-digest"))
+            .unwrap()
+            .to_string()
+    };
+    for (extra, fixture) in [
+        (vec![], vec!["--era", "legacy"]),
+        (vec![], vec!["--era", "modern"]),
+        (vec!["--protocol", "2024-11-05"], vec!["--era", "legacy"]),
+        (vec![], vec!["--page-size", "3"]),
+        (vec![], vec!["--page-size", "4", "--empty-cursor"]),
+        (vec![], vec!["--silent-on-discover"]),
+        (vec![], vec!["--ping-first"]),
+        (vec![], vec!["--garbage-lines"]),
+        (vec![], vec!["--stderr-noise", "20000"]),
+    ] {
+        let s2 = Scratch::new();
+        let (code, out, err) = lock_with(&s2, &extra, &fixture);
+        assert_eq!(code, 0, "{fixture:?}: {out}{err}");
+        assert_eq!(
+            digest(&s2.read("mcp.lock")),
+            digest(&reference),
+            "{fixture:?}"
+        );
+    }
+}
+
+#[test]
+fn a_silent_legacy_server_is_probed_briefly() {
+    let s = Scratch::new();
+    let started = std::time::Instant::now();
+    let (code, out, err) = lock_with(
+        &s,
+        &["--probe-timeout", "0.3"],
+        &["--silent-on-discover", "--era", "legacy"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(out.contains("no answer to server/discover"), "{out}");
+}
+
+#[test]
+fn lying_crashing_hanging_and_flooding_servers_are_clear_errors() {
+    let s = Scratch::new();
+    fails_with(
+        &s,
+        &[],
+        &["--page-size", "3", "--repeat-cursor"],
+        "repeated the tools/list cursor \"p2\"",
+    );
+    fails_with(
+        &s,
+        &["--max-pages", "20"],
+        &["--page-size", "3", "--endless"],
+        "had more than 20 pages of tools/list",
+    );
+    fails_with(
+        &s,
+        &[],
+        &["--page-size", "5", "--duplicate-across-pages"],
+        "duplicate tool name",
+    );
+    fails_with(&s, &[], &["--crash-after", "1"], "exited with status 3");
+    fails_with(&s, &[], &["--crash-after", "1"], "fixture: crashing");
+    fails_with(
+        &s,
+        &["--timeout", "0.5"],
+        &["--hang-on", "tools/list"],
+        "did not answer tools/list in time",
+    );
+    fails_with(
+        &s,
+        &["--max-message-bytes", "100000"],
+        &["--oversized", "200000"],
+        "sent a message longer than 100000 bytes",
+    );
+    fails_with(
+        &s,
+        &[],
+        &["--malformed"],
+        "malformed JSON-RPC while answering tools/list",
+    );
+    fails_with(
+        &s,
+        &["--strict"],
+        &["--garbage-lines"],
+        "wrote a line that is not JSON-RPC to stdout",
+    );
+    fails_with(
+        &s,
+        &["--strict"],
+        &["--era", "legacy", "--legacy-version", "2025-11-05"],
+        "protocol version \"2025-11-05\"",
+    );
+}
+
+#[test]
+fn unknown_legacy_versions_are_a_warning_by_default() {
+    let s = Scratch::new();
+    let (code, out, err) = lock_with(
+        &s,
+        &[],
+        &["--era", "legacy", "--legacy-version", "2025-11-05"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("protocol version \"2025-11-05\", which catalock does not know"),
+        "{out}"
+    );
+}
+
+#[test]
+fn catalock_only_discovers_and_answers_server_requests() {
+    let s = Scratch::new();
+    let record = s.path("record.jsonl");
+    let record_arg = record.display().to_string();
+    let (code, out, err) = lock_with(&s, &[], &["--ping-first", "--record", &record_arg]);
+    assert_eq!(code, 0, "{out}{err}");
+    let sent = std::fs::read_to_string(&record).unwrap();
+    let messages: Vec<serde_json::Value> = sent
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let methods: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["method"].as_str())
+        .collect();
+    for method in &methods {
+        assert!(
+            [
+                "server/discover",
+                "initialize",
+                "notifications/initialized",
+                "tools/list",
+                "prompts/list",
+                "resources/templates/list"
+            ]
+            .contains(method),
+            "catalock sent {method}"
+        );
+    }
+    // The ping got {} and the sampling request got -32601.
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["result"] == serde_json::json!({})),
+        "{sent}"
+    );
+    assert!(
+        messages.iter().any(|m| m["error"]["code"] == -32601),
+        "{sent}"
+    );
+    // The probe carried the modern request metadata.
+    let probe = messages
+        .iter()
+        .find(|m| m["method"] == "server/discover")
+        .unwrap();
+    assert_eq!(
+        probe["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        probe["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]["name"],
+        "catalock"
+    );
+}
+
+#[test]
+fn no_process_is_left_behind() {
+    let s = Scratch::new();
+    // A server that ignores stdin EOF and SIGTERM and has a grandchild: catalock must still
+    // end the whole process group.
+    let mut args = vec!["lock", "--name", "fixture"];
+    args.push("--");
+    let fixture = fixture_stdio(&["--ignore-stdin-eof", "--ignore-sigterm", "--spawn-child"]);
+    let mut cmd: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    cmd.extend(fixture);
+    let output = s
+        .cmd(&cmd.iter().map(String::as_str).collect::<Vec<_>>())
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The grandchild's pid is in the fixture's stderr, which catalock does not show on
+    // success; find `sleep 300` processes whose parent chain is gone instead.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "pid,pgid,args"])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&ps.stdout);
+    let leftovers: Vec<&str> = listing
+        .lines()
+        .filter(|l| l.contains("mcp-fixture-server") || l.trim_end().ends_with("sleep 300"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "processes left behind:\n{}",
+        leftovers.join("\n")
+    );
+}
