@@ -229,6 +229,11 @@ fn server_name(capture: &Capture, wanted: Option<&str>) -> Result<String, Error>
 }
 
 fn lock(args: &LockArgs, out: &mut dyn Write) -> Result<u8, Error> {
+    if no_source(&args.from, &args.live)
+        && let Some(config) = load_config(&args.live)?
+    {
+        return lock_all(args, &config, out);
+    }
     let source = source(&args.from, &args.live, "lock")?;
     let client = client_identity(&args.live, None)?;
     let capture = acquire(&source, &args.live, &client)?;
@@ -349,6 +354,11 @@ fn same_entry(a: &LockedServer, b: &LockedServer) -> bool {
 }
 
 fn check(args: &CheckArgs) -> Result<Report, Error> {
+    if no_source(&args.from, &args.live)
+        && let Some(config) = load_config(&args.live)?
+    {
+        return check_all(args, &config);
+    }
     let source = source(&args.from, &args.live, "check")?;
     let digest_capture = |capture: Capture| -> Result<(Capture, LockedServer), Error> {
         let name = capture.default_server_name();
@@ -785,17 +795,36 @@ fn acquire(
     live: &LiveArgs,
     client: &crate::live::ClientIdentity,
 ) -> Result<Capture, Error> {
+    acquire_as(source, live, client, None, None)
+}
+
+/// [`acquire`], recording `written` (a config entry as written, before `${VAR}` expansion)
+/// instead of the expanded command or URL, and speaking `protocol` if given.
+fn acquire_as(
+    source: &Source<'_>,
+    live: &LiveArgs,
+    client: &crate::live::ClientIdentity,
+    written: Option<&crate::config::ConfiguredServer>,
+    protocol: Option<&str>,
+) -> Result<Capture, Error> {
+    let choice = || -> Result<crate::live::ProtocolChoice, Error> {
+        protocol
+            .unwrap_or(&live.protocol)
+            .parse()
+            .map_err(|e: String| Error::usage(e, "use --protocol auto"))
+    };
     match source {
         Source::Files(paths) => Capture::read_paths(paths),
         Source::Stdio(spec) => {
-            let limits = limits_of(live)?;
-            let choice: crate::live::ProtocolChoice = live
-                .protocol
-                .parse()
-                .map_err(|e: String| Error::usage(e, "pass --protocol auto"))?;
-            let discovered = crate::live::discover_stdio(spec, &limits, client, &choice)?;
-            let command = portable(&spec.command);
-            let args: Vec<String> = spec.args.iter().map(|a| portable(a)).collect();
+            let discovered =
+                crate::live::discover_stdio(spec, &limits_of(live)?, client, &choice()?)?;
+            let (command, args): (String, Vec<String>) = match written {
+                Some(w) => (w.command.clone().unwrap_or_default(), w.args.clone()),
+                None => (
+                    portable(&spec.command),
+                    spec.args.iter().map(|a| portable(a)).collect(),
+                ),
+            };
             let mut shown = vec![shell_quote(&command)];
             shown.extend(args.iter().map(|a| shell_quote(a)));
             let origin = crate::live::Origin {
@@ -809,13 +838,11 @@ fn acquire(
             discovered.into_capture("stdio", format!("stdio: {}", shown.join(" ")), origin)
         }
         Source::Http(spec) => {
-            let limits = limits_of(live)?;
-            let choice: crate::live::ProtocolChoice = live
-                .protocol
-                .parse()
-                .map_err(|e: String| Error::usage(e, "pass --protocol auto"))?;
-            let discovered = crate::live::discover_http(spec, &limits, client, &choice)?;
-            let url = crate::live::http::redact_url(&spec.url);
+            let discovered =
+                crate::live::discover_http(spec, &limits_of(live)?, client, &choice()?)?;
+            let url = crate::live::http::redact_url(
+                written.and_then(|w| w.url.as_deref()).unwrap_or(&spec.url),
+            );
             let origin = crate::live::Origin {
                 transport: "http",
                 command: None,
@@ -870,4 +897,364 @@ fn source_args_plain(source: &Source<'_>) -> Vec<String> {
             out
         }
     }
+}
+
+/// A server from a config file, ready to start.
+struct Planned<'c> {
+    written: &'c crate::config::ConfiguredServer,
+    source: Source<'static>,
+}
+
+/// The config `lock` and `check` use when given no source: `--mcp-config`, `catalock.toml`,
+/// or a detected MCP client config.
+fn load_config(live: &LiveArgs) -> Result<Option<crate::config::LoadedConfig>, Error> {
+    match &live.mcp_config {
+        Some(path) if path.extension().is_some_and(|e| e == "toml") => {
+            crate::config::load_catalock_toml(path).map(Some)
+        }
+        Some(path) => crate::config::load_mcp_config(path).map(Some),
+        None => crate::config::discover_config(Path::new(".")),
+    }
+}
+
+fn plan<'c>(
+    config: &'c crate::config::LoadedConfig,
+    only: Option<&str>,
+) -> Result<Vec<Planned<'c>>, Error> {
+    let label = config.path.display().to_string();
+    let chosen: Vec<&crate::config::ConfiguredServer> = config
+        .servers
+        .iter()
+        .filter(|s| only.is_none_or(|n| s.name == n))
+        .collect();
+    if chosen.is_empty() {
+        let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+        return Err(Error::usage(
+            match only {
+                Some(name) => format!(
+                    "{label} has no server `{name}` (it has: {})",
+                    names.join(", ")
+                ),
+                None => format!("{label} names no servers"),
+            },
+            format!("add a [[server]] to {label}, or pass a source (--from, -- COMMAND, --url)"),
+        ));
+    }
+    let mut out = Vec::new();
+    for written in chosen {
+        let name = &written.name;
+        let source = match (&written.command, &written.url) {
+            (Some(command), _) => {
+                let env = written
+                    .env
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), crate::config::expand(v, name)?)))
+                    .collect::<Result<Vec<_>, Error>>()?;
+                Source::Stdio(crate::live::stdio::StdioSpec {
+                    command: crate::config::expand(command, name)?,
+                    args: written
+                        .args
+                        .iter()
+                        .map(|a| crate::config::expand(a, name))
+                        .collect::<Result<_, _>>()?,
+                    env,
+                    cwd: written
+                        .cwd
+                        .as_deref()
+                        .map(|c| crate::config::expand(c, name))
+                        .transpose()?
+                        .map(std::path::PathBuf::from),
+                })
+            }
+            (None, Some(url)) => Source::Http(crate::live::http::HttpSpec {
+                url: crate::config::expand(url, name)?,
+                headers: written
+                    .headers
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), crate::config::expand(v, name)?)))
+                    .collect::<Result<_, Error>>()?,
+            }),
+            (None, None) => unreachable!("validated when loaded"),
+        };
+        out.push(Planned { written, source });
+    }
+    Ok(out)
+}
+
+/// The identity a configured server is asked with: what its entry recorded, else the
+/// config's `client-capabilities`, else the default.
+fn planned_identity(
+    plan: &Planned<'_>,
+    entry: Option<&LockedServer>,
+    live: &LiveArgs,
+) -> Result<crate::live::ClientIdentity, Error> {
+    let mut client = client_identity(live, entry)?;
+    if entry.is_none_or(|e| e.client_capabilities.is_none())
+        && let Some(table) = &plan.written.client_capabilities
+    {
+        client.capabilities = serde_json::to_value(table)
+            .map_err(|e| Error::usage(format!("client-capabilities: {e}"), "fix catalock.toml"))?;
+    }
+    Ok(client)
+}
+
+/// Runs `work` over `items` with at most `jobs` at once, results in input order.
+fn bounded<T: Sync, R: Send>(items: &[T], jobs: usize, work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<R>>> =
+        std::sync::Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let result = work(item);
+                    results.lock().expect("results")[i] = Some(result);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("results")
+        .into_iter()
+        .map(|r| r.expect("every item ran"))
+        .collect()
+}
+
+/// One error for several failed servers: each named with its cause.
+fn combined_error(failures: Vec<(String, Error)>) -> Error {
+    if failures.len() == 1 {
+        let (name, e) = failures.into_iter().next().expect("one");
+        return Error::new(e.kind, format!("server `{name}`: {}", e.message), e.hint);
+    }
+    let kind = failures[0].1.kind;
+    let names: Vec<String> = failures
+        .iter()
+        .map(|(n, e)| format!("`{n}` ({})", e.message))
+        .collect();
+    Error::new(
+        kind,
+        format!("{} servers failed: {}", failures.len(), names.join("; ")),
+        "fix them, or handle the others with --name NAME; the lockfile is unchanged",
+    )
+}
+
+/// `lock` with no source: every configured server, in parallel, into one lockfile write.
+fn lock_all(
+    args: &LockArgs,
+    config: &crate::config::LoadedConfig,
+    out: &mut dyn Write,
+) -> Result<u8, Error> {
+    let plans = plan(config, args.name.as_deref())?;
+    let path = Path::new(&args.lockfile);
+    let existing = if path.exists() {
+        Some(read_trusted(&args.lockfile)?.0)
+    } else {
+        None
+    };
+    let entry_of = |name: &str| existing.as_ref().and_then(|r| r.lockfile.server(name));
+    let captures = bounded(&plans, args.live.jobs, |plan| {
+        // lock asks with the configured identity (not a stale recorded one).
+        let client = planned_identity(plan, None, &args.live)?;
+        acquire_as(
+            &plan.source,
+            &args.live,
+            &client,
+            Some(plan.written),
+            plan.written.protocol.as_deref(),
+        )
+    });
+    let mut failures = Vec::new();
+    let mut lockfile = existing
+        .as_ref()
+        .map(|r| r.lockfile.clone())
+        .unwrap_or_default();
+    let mut lines = String::new();
+    for (plan, capture) in plans.iter().zip(captures) {
+        let capture = match capture {
+            Ok(c) => c,
+            Err(e) => {
+                failures.push((plan.written.name.clone(), e));
+                continue;
+            }
+        };
+        let previous = entry_of(&plan.written.name);
+        let options = BuildOptions {
+            name: plan.written.name.clone(),
+            source: capture.describe(),
+            previous,
+            detail: Detail::Full,
+        };
+        match build_server(&capture, &options) {
+            Ok(server) => {
+                let status = match previous {
+                    Some(old) if same_entry(old, &server) => "unchanged",
+                    Some(_) => "updated",
+                    None => "added",
+                };
+                lines.push_str(&format!(
+                    "{status} server `{}`: {} tools, {} tokens, {}\n",
+                    server.name,
+                    server.tool_count,
+                    server.total_tokens,
+                    server.server_digest.short()
+                ));
+                for note in &capture.notes {
+                    lines.push_str(&format!("note: {note}\n"));
+                }
+                lockfile.upsert(server);
+            }
+            Err(e) => failures.push((plan.written.name.clone(), e)),
+        }
+    }
+    if !failures.is_empty() {
+        return Err(combined_error(failures));
+    }
+    let current = existing
+        .as_ref()
+        .is_some_and(|r| r.lockfile.to_toml() == lockfile.to_toml() && r.canonical);
+    if !current {
+        lockfile.write_atomic(path)?;
+    }
+    lines.push_str(&format!(
+        "{} servers from {} ({})\n",
+        plans.len(),
+        config.path.display(),
+        if current {
+            format!("{} already current", args.lockfile)
+        } else {
+            format!("wrote {}", args.lockfile)
+        }
+    ));
+    write_output(out, &lines)?;
+    Ok(EXIT_SAME)
+}
+
+/// `check` with no source: every configured server against its entry.
+fn check_all(args: &CheckArgs, config: &crate::config::LoadedConfig) -> Result<Report, Error> {
+    let plans = plan(config, args.name.as_deref())?;
+    let (read, findings) = crate::verify::read_verified_digests(Path::new(&args.lockfile))?;
+    let (fatal, cosmetic): (Vec<Finding>, Vec<Finding>) = findings
+        .into_iter()
+        .partition(|f| f.code != "not-canonical");
+    if let Some(first) = fatal.first() {
+        return Err(untrusted(&args.lockfile, first, fatal.len()));
+    }
+    let mut notes: Vec<String> = cosmetic
+        .into_iter()
+        .map(|f| format!("{} (run `catalock fmt` to rewrite it)", f.message))
+        .collect();
+    let mut unlocked = Vec::new();
+    for plan in &plans {
+        if read.lockfile.server(&plan.written.name).is_none() {
+            unlocked.push(plan.written.name.clone());
+        }
+    }
+    if !unlocked.is_empty() {
+        return Err(Error::usage(
+            format!(
+                "{} has no entry for {}",
+                args.lockfile,
+                unlocked
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            format!(
+                "lock it first: catalock lock --name {}",
+                shell_quote(&unlocked[0])
+            ),
+        ));
+    }
+    let results = bounded(&plans, args.live.jobs, |plan| {
+        let entry = read.lockfile.server(&plan.written.name);
+        let client = planned_identity(plan, entry, &args.live)?;
+        let capture = acquire_as(
+            &plan.source,
+            &args.live,
+            &client,
+            Some(plan.written),
+            plan.written.protocol.as_deref(),
+        )?;
+        let options = BuildOptions {
+            name: plan.written.name.clone(),
+            source: capture.describe(),
+            previous: None,
+            detail: Detail::Skeleton,
+        };
+        let skeleton = build_server(&capture, &options)?;
+        Ok::<_, Error>((capture, skeleton))
+    });
+    let mut failures = Vec::new();
+    let mut full: Option<ReadLockFile> = None;
+    let mut report = Report::new("check", Outcome::Match);
+    let mut changed_names = Vec::new();
+    for (plan, result) in plans.iter().zip(results) {
+        let name = &plan.written.name;
+        let (capture, skeleton) = match result {
+            Ok(r) => r,
+            Err(e) => {
+                failures.push((name.clone(), e));
+                continue;
+            }
+        };
+        let entry = read.lockfile.server(name).expect("checked above");
+        notes.extend(capture.notes.iter().map(|n| format!("`{name}`: {n}")));
+        let mut server_diff = diff_servers(entry, &skeleton);
+        if server_diff.is_change() {
+            if full.is_none() {
+                full = Some(read_lockfile(Path::new(&args.lockfile))?);
+            }
+            let entry = full
+                .as_ref()
+                .expect("read")
+                .lockfile
+                .server(name)
+                .expect("same file");
+            let options = BuildOptions {
+                name: name.clone(),
+                source: capture.describe(),
+                previous: Some(entry),
+                detail: Detail::Full,
+            };
+            server_diff = diff_servers(entry, &build_server(&capture, &options)?);
+            changed_names.push(name.clone());
+        }
+        if server_diff.is_change()
+            || !server_diff.notes.is_empty()
+            || !server_diff.coverage.is_empty()
+        {
+            report.servers.push(server_diff);
+        }
+    }
+    if !failures.is_empty() {
+        return Err(combined_error(failures));
+    }
+    if !changed_names.is_empty() {
+        report.set_outcome(Outcome::Changed);
+        let mut accept = vec!["catalock".to_string(), "lock".to_string()];
+        if let Some(path) = &args.live.mcp_config {
+            accept.push("--mcp-config".to_string());
+            accept.push(shell_quote(&path.display().to_string()));
+        }
+        if changed_names.len() == 1 {
+            accept.push("--name".to_string());
+            accept.push(shell_quote(&changed_names[0]));
+        }
+        if args.lockfile != crate::cli::DEFAULT_LOCKFILE {
+            accept.push("--lockfile".to_string());
+            accept.push(shell_quote(&args.lockfile));
+        }
+        report.accept = Some(accept.join(" "));
+    }
+    report.notes = notes;
+    Ok(report)
+}
+
+/// Whether a command line names no source, so the config decides.
+fn no_source(from: &[String], live: &LiveArgs) -> bool {
+    from.is_empty() && live.command.is_empty() && live.url.is_none()
 }

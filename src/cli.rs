@@ -74,6 +74,14 @@ pub struct LiveArgs {
     /// A stdio server to start: `catalock lock -- COMMAND [ARGS...]`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+    /// Servers from an MCP client config (.mcp.json, .vscode/mcp.json, .cursor/mcp.json,
+    /// claude_desktop_config.json) [default with no source: catalock.toml, else the first of
+    /// .mcp.json, .vscode/mcp.json, .cursor/mcp.json found]
+    #[arg(long, value_name = "PATH")]
+    pub mcp_config: Option<std::path::PathBuf>,
+    /// Servers handled at once when there are several.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub jobs: usize,
     /// A streamable HTTP server's MCP endpoint, e.g. http://127.0.0.1:3001/mcp.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,

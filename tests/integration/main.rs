@@ -6,6 +6,7 @@ mod support;
 mod bad_input;
 mod captures;
 mod commands;
+mod config;
 mod generated;
 mod live_faults;
 mod live_http;
