@@ -452,12 +452,36 @@ impl<'t> Session<'t> {
         params: Value,
         timeout: Duration,
     ) -> Result<String, LiveError> {
-        self.next_id += 1;
-        let id = self.next_id;
-        let text =
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
-        let timeout = self.timeout(timeout)?;
-        self.transport.call(id, method, &text, timeout)
+        let modern = params.get("_meta").is_some();
+        for attempt in 0..2 {
+            self.next_id += 1;
+            let id = self.next_id;
+            let text =
+                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+            let response = self
+                .transport
+                .call(id, method, &text, self.timeout(timeout)?)?;
+            // UnsupportedProtocolVersion that lists the version we sent: the specification
+            // says to pick a supported version and retry; ours is supported, so retry once.
+            if modern
+                && attempt == 0
+                && (response.contains("-32022") || response.contains("-32004"))
+            {
+                let envelope: Option<Value> = serde_json::from_str(&response).ok();
+                let error = envelope.as_ref().and_then(|e| e.get("error"));
+                let code = error.and_then(|e| e.get("code")).and_then(Value::as_i64);
+                let ours_supported = error
+                    .and_then(|e| e.pointer("/data/supported"))
+                    .and_then(Value::as_array)
+                    .is_some_and(|list| list.iter().any(|v| v.as_str() == Some(MODERN_VERSION)));
+                if matches!(code, Some(-32022 | -32004)) && ours_supported {
+                    self.notes.push(format!("the server refused {method} as an unsupported version, then listed {MODERN_VERSION}: retried once"));
+                    continue;
+                }
+            }
+            return Ok(response);
+        }
+        unreachable!("the loop returns on its second pass")
     }
 
     /// Keeps a response for the capture, on one line: the transcript is JSONL, and raw
