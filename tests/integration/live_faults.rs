@@ -203,37 +203,46 @@ fn catalock_only_discovers_and_answers_server_requests() {
 fn no_process_is_left_behind() {
     let s = Scratch::new();
     // A server that ignores stdin EOF and SIGTERM and has a grandchild: catalock must still
-    // end the whole process group.
-    let mut args = vec!["lock", "--name", "fixture"];
-    args.push("--");
-    let fixture = fixture_stdio(&["--ignore-stdin-eof", "--ignore-sigterm", "--spawn-child"]);
-    let mut cmd: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    cmd.extend(fixture);
-    let output = s
-        .cmd(&cmd.iter().map(String::as_str).collect::<Vec<_>>())
-        .output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    // The grandchild's pid is in the fixture's stderr, which catalock does not show on
-    // success; find `sleep 300` processes whose parent chain is gone instead.
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    let ps = std::process::Command::new("ps")
-        .args(["-eo", "pid,pgid,args"])
-        .output()
-        .unwrap();
-    let listing = String::from_utf8_lossy(&ps.stdout);
-    let leftovers: Vec<&str> = listing
+    // end the whole process group. The fixture's stderr goes to a file (the wrapper execs, so
+    // the process group is the same) to learn the grandchild's pid.
+    let log = s.path("fixture.stderr");
+    let mut cmd: Vec<String> = [
+        "lock",
+        "--name",
+        "fixture",
+        "--env",
+        &format!("CHILD_LOG={}", log.display()),
+        "--",
+        "sh",
+        "-c",
+        "exec \"$0\" \"$@\" 2>>\"$CHILD_LOG\"",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    cmd.extend(fixture_stdio(&[
+        "--ignore-stdin-eof",
+        "--ignore-sigterm",
+        "--spawn-child",
+    ]));
+    let (code, out, err) = s.run_owned(&cmd);
+    assert_eq!(code, 0, "{out}{err}");
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    let pid: u32 = stderr
         .lines()
-        .filter(|l| l.contains("mcp-fixture-server") || l.trim_end().ends_with("sleep 300"))
-        .collect();
-    assert!(
-        leftovers.is_empty(),
-        "processes left behind:\n{}",
-        leftovers.join("\n")
-    );
+        .find_map(|l| l.strip_prefix("fixture: child pid "))
+        .unwrap_or_else(|| panic!("no child pid in {stderr}"))
+        .trim()
+        .parse()
+        .unwrap();
+    // Reaped or gone: neither running nor sleeping.
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+    let alive = state.as_deref().is_some_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    });
+    assert!(!alive, "the grandchild {pid} outlived catalock: {state:?}");
 }
