@@ -7,7 +7,7 @@
 //! request to the endpoint and nowhere else: redirects are not followed, and header values
 //! never appear in a message.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::BufReader;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -230,64 +230,40 @@ impl HttpTransport {
         id: u64,
         method: &str,
     ) -> Result<String, LiveError> {
-        let limit = self.limits.max_message;
-        let reader = response.into_body().into_reader();
-        let mut reader = BufReader::new(reader.take(u64::MAX));
-        let mut data = String::new();
-        let mut line = String::new();
+        let reader = BufReader::new(response.into_body().into_reader());
+        let mut events = super::sse::EventReader::new(reader, self.limits.max_message);
         loop {
-            line.clear();
-            let n = reader
-                .read_line(&mut line)
-                .map_err(|e| LiveError::Protocol {
-                    server: self.label.clone(),
-                    message: format!("broke its {method} event stream: {e}"),
-                })?;
-            if n == 0 {
-                return Err(LiveError::Protocol {
-                    server: self.label.clone(),
-                    message: format!("closed its {method} event stream without a response"),
-                });
-            }
-            let text = line.trim_end_matches(['\n', '\r']);
-            if text.is_empty() {
-                // End of an event: dispatch its data, if any (priming events have none).
-                if !data.is_empty() {
-                    let event = std::mem::take(&mut data);
-                    match route(&event, id) {
-                        Routed::Response => return Ok(event),
-                        Routed::Reply(reply) => self.post_reply(&reply)?,
-                        Routed::Ignore => {}
-                        Routed::Malformed(why) => {
-                            return Err(LiveError::Protocol {
-                                server: self.label.clone(),
-                                message: format!(
-                                    "sent malformed JSON-RPC while answering {method}: {why}"
-                                ),
-                            });
-                        }
-                    }
+            let event = match events.next_event() {
+                Ok(Some(event)) => event,
+                Ok(None) => {
+                    return Err(LiveError::Protocol {
+                        server: self.label.clone(),
+                        message: format!("closed its {method} event stream without a response"),
+                    });
                 }
-                continue;
-            }
-            if text.starts_with(':') {
-                continue; // a comment (keep-alive)
-            }
-            let (field, value) = text
-                .split_once(':')
-                .map(|(f, v)| (f, v.strip_prefix(' ').unwrap_or(v)))
-                .unwrap_or((text, ""));
-            if field == "data" {
-                if !data.is_empty() {
-                    data.push('\n');
-                }
-                data.push_str(value);
-                if data.len() > limit {
+                Err(super::sse::SseError::TooLong(limit)) => {
                     return Err(LiveError::Protocol {
                         server: self.label.clone(),
                         message: format!(
                             "sent an event longer than {limit} bytes (raise --max-message-bytes)"
                         ),
+                    });
+                }
+                Err(super::sse::SseError::Io(e)) => {
+                    return Err(LiveError::Protocol {
+                        server: self.label.clone(),
+                        message: format!("broke its {method} event stream: {e}"),
+                    });
+                }
+            };
+            match route(&event.data, id) {
+                Routed::Response => return Ok(event.data),
+                Routed::Reply(reply) => self.post_reply(&reply)?,
+                Routed::Ignore => {}
+                Routed::Malformed(why) => {
+                    return Err(LiveError::Protocol {
+                        server: self.label.clone(),
+                        message: format!("sent malformed JSON-RPC while answering {method}: {why}"),
                     });
                 }
             }

@@ -8,6 +8,8 @@
 //! resource or gets a prompt.
 
 pub mod http;
+pub mod sse;
+pub mod sse_legacy;
 pub mod stdio;
 
 use std::time::{Duration, Instant};
@@ -308,7 +310,24 @@ pub fn discover_http(
 ) -> Result<Discovered, Error> {
     let mut transport = http::HttpTransport::new(spec, limits)?;
     let label = http::redact_url(&spec.url);
-    Ok(Session::new(&mut transport, &label, limits, client).discover(choice)?)
+    match Session::new(&mut transport, &label, limits, client).discover(choice) {
+        // The streamable POST refused without a JSON-RPC answer (400/404/405): a 2024-11-05
+        // server may serve the older HTTP+SSE transport at this URL instead.
+        Err(LiveError::Rpc {
+            method,
+            code: -32400 | -32404 | -32405,
+            ..
+        }) if method == "initialize"
+            && matches!(choice, ProtocolChoice::Auto | ProtocolChoice::Legacy) =>
+        {
+            let mut legacy = sse_legacy::SseLegacyTransport::open(spec, limits)?;
+            let mut discovered = Session::new(&mut legacy, &label, limits, client)
+                .discover(&ProtocolChoice::Legacy)?;
+            discovered.notes.push("the server speaks the 2024-11-05 HTTP+SSE transport (deprecated): consider streamable HTTP".into());
+            Ok(discovered)
+        }
+        other => Ok(other?),
+    }
 }
 
 /// What shaped a live catalog, recorded in the lockfile so `check` asks the same question

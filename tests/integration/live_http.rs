@@ -167,3 +167,33 @@ fn python_sdk_server_over_http_is_modern_and_matches_stdio() {
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(digest(&http), digest(&s.read("stdio.lock")));
 }
+
+#[test]
+fn server_everything_over_the_2024_11_05_http_sse_transport_is_found_by_fallback() {
+    let s = Scratch::new();
+    let script = root()
+        .join("tests/servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let preload = root().join("tests/servers/loopback-only.cjs");
+    let command = vec![
+        "node".to_string(),
+        "--require".to_string(),
+        preload.display().to_string(),
+        script.display().to_string(),
+        "sse".to_string(),
+    ];
+    let server = HttpServer::start(&command, &[("PORT", "0")], "/sse");
+    let (code, out, err) = s.run(&["lock", "--url", &server.url]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("2024-11-05 HTTP+SSE transport (deprecated)"),
+        "{out}"
+    );
+    let example = std::fs::read_to_string(root().join("mcp.lock.example")).unwrap();
+    assert_eq!(
+        digest(&s.read("mcp.lock")),
+        digest(&example),
+        "HTTP+SSE, streamable HTTP and stdio give one contract"
+    );
+    let (code, out, _) = s.run(&["check", "--url", &server.url]);
+    assert_eq!(code, 0, "{out}");
+}
