@@ -834,6 +834,7 @@ fn acquire_as(
                 url: None,
                 era: None,
                 client: client.clone(),
+                authorization: None,
             };
             discovered.into_capture("stdio", format!("stdio: {}", shown.join(" ")), origin)
         }
@@ -850,6 +851,7 @@ fn acquire_as(
                 url: Some(url.clone()),
                 era: None,
                 client: client.clone(),
+                authorization: None,
             };
             discovered.into_capture("http", format!("http: {url}"), origin)
         }

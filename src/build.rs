@@ -121,6 +121,9 @@ pub fn build_server(capture: &Capture, options: &BuildOptions<'_>) -> Result<Loc
         era: origin.and_then(|o| o.era).map(|e| e.name().to_string()),
         client_info: origin.map(|o| json::canonical(&o.client.info)),
         client_capabilities: origin.map(|o| json::canonical(&o.client.capabilities)),
+        authorization: origin
+            .and_then(|o| o.authorization.as_ref())
+            .map(json::canonical),
         protocol_version: capture.server.protocol_version.clone(),
         server_info: capture.server.server_info.as_ref().map(json::canonical),
         server_digest,

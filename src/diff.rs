@@ -295,6 +295,11 @@ pub fn diff_servers(old: &LockedServer, new: &LockedServer) -> ServerDiff {
             new.protocol_version.as_deref().unwrap_or("(unknown)")
         ));
     }
+    if let (Some(before), Some(after)) = (&old.authorization, &new.authorization)
+        && before != after
+    {
+        notes.push(format!("authorization demanded: {before} -> {after}"));
+    }
     let changed = if common == old_cover && common == new_cover {
         old.server_digest != new.server_digest
     } else {

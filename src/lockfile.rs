@@ -73,6 +73,10 @@ pub struct LockedServer {
     /// tools to clients with other capabilities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_capabilities: Option<String>,
+    /// What the HTTP server demands of a client without credentials, as compact JSON
+    /// (`scheme`, `scope`, `authorization_servers`, `scopes_supported`). Never a credential.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization: Option<String>,
     /// Protocol version the server spoke, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
@@ -337,6 +341,7 @@ impl LockedServer {
             ("era", &self.era),
             ("client-info", &self.client_info),
             ("client-capabilities", &self.client_capabilities),
+            ("authorization", &self.authorization),
         ] {
             if let Some(v) = value {
                 kv_str(out, key, v);
@@ -946,6 +951,7 @@ mod fast {
                         ("era", v) => s.era = Some(v.string()?),
                         ("client-info", v) => s.client_info = Some(v.string()?),
                         ("client-capabilities", v) => s.client_capabilities = Some(v.string()?),
+                        ("authorization", v) => s.authorization = Some(v.string()?),
                         ("protocol-version", v) => s.protocol_version = Some(v.string()?),
                         ("server-info", v) => s.server_info = Some(v.string()?),
                         ("server-digest", v) => s.server_digest = v.digest()?,
@@ -1038,6 +1044,7 @@ mod fast {
             era: None,
             client_info: None,
             client_capabilities: None,
+            authorization: None,
             protocol_version: None,
             server_info: None,
             server_digest: ZERO,

@@ -140,6 +140,60 @@ impl HttpTransport {
             })
     }
 
+    /// What the server demands of an anonymous client, asked with one request without the
+    /// user's headers: `None` when it answers without demanding authorization. Recorded in
+    /// the lockfile (scheme, scope, authorization servers), never the credential.
+    pub fn authorization_demanded(&self) -> Option<Value> {
+        let body =
+            json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": super::MODERN_VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }}})
+            .to_string();
+        let mut response = self
+            .agent
+            .post(&self.spec.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Mcp-Method", "server/discover")
+            .header("MCP-Protocol-Version", super::MODERN_VERSION)
+            .send(&body)
+            .ok()?;
+        let status = response.status().as_u16();
+        let _ = response
+            .body_mut()
+            .with_config()
+            .limit(1 << 16)
+            .read_to_string();
+        if status != 401 && status != 403 {
+            return None;
+        }
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let scheme = challenge
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        let params = parse_challenge(&challenge);
+        let mut demand = serde_json::Map::new();
+        demand.insert("scheme".into(), Value::String(scheme));
+        if let Some((_, scope)) = params.iter().find(|(k, _)| k == "scope") {
+            demand.insert("scope".into(), Value::String(scope.clone()));
+        }
+        if let Some((_, metadata)) = params.iter().find(|(k, _)| k == "resource_metadata")
+            && let Some((servers, scopes)) = self.protected_resource(metadata)
+        {
+            demand.insert("authorization_servers".into(), json!(servers));
+            demand.insert("scopes_supported".into(), json!(scopes));
+        }
+        Some(Value::Object(demand))
+    }
+
     /// 401 and 403: what the server demands, from `WWW-Authenticate` and its protected-
     /// resource metadata. Never prints the credential.
     fn auth_error(&self, status: u16, response: &ureq::http::Response<ureq::Body>) -> LiveError {

@@ -310,7 +310,29 @@ pub fn discover_http(
 ) -> Result<Discovered, Error> {
     let mut transport = http::HttpTransport::new(spec, limits)?;
     let label = http::redact_url(&spec.url);
-    match Session::new(&mut transport, &label, limits, client).discover(choice) {
+    // With credentials, learn what the server demands of a client without them.
+    let demanded = if spec.headers.is_empty() {
+        None
+    } else {
+        transport.authorization_demanded()
+    };
+    let result = discover_http_with(&mut transport, spec, &label, limits, client, choice);
+    result.map(|mut d| {
+        d.authorization = demanded;
+        d
+    })
+}
+
+fn discover_http_with(
+    transport: &mut http::HttpTransport,
+    spec: &http::HttpSpec,
+    label: &str,
+    limits: &Limits,
+    client: &ClientIdentity,
+    choice: &ProtocolChoice,
+) -> Result<Discovered, Error> {
+    let label = label.to_string();
+    match Session::new(transport, &label, limits, client).discover(choice) {
         // The streamable POST refused without a JSON-RPC answer (400/404/405): a 2024-11-05
         // server may serve the older HTTP+SSE transport at this URL instead.
         Err(LiveError::Rpc {
@@ -341,6 +363,9 @@ pub struct Origin {
     pub url: Option<String>,
     pub era: Option<Era>,
     pub client: ClientIdentity,
+    /// What the server demands of a client without credentials (scheme, scope, authorization
+    /// servers); never the credential.
+    pub authorization: Option<Value>,
 }
 
 /// The protocol era a session used.
@@ -367,6 +392,9 @@ pub struct Discovered {
     pub era: Era,
     pub protocol_version: String,
     pub notes: Vec<String>,
+    /// What an HTTP server demands of a client without credentials (see the lockfile's
+    /// `authorization`).
+    pub authorization: Option<Value>,
 }
 
 impl Discovered {
@@ -385,6 +413,7 @@ impl Discovered {
         capture.notes.extend(self.notes);
         capture.description = Some(description);
         origin.era = Some(self.era);
+        origin.authorization = self.authorization;
         capture.origin = Some(origin);
         Ok(capture)
     }
@@ -532,6 +561,7 @@ impl<'t> Session<'t> {
             era,
             protocol_version: version,
             notes: self.notes,
+            authorization: None,
         })
     }
 

@@ -114,6 +114,11 @@ fn authorization_demands_are_explained_and_the_token_never_shown() {
         !lock.contains("s3cret") && !out.contains("s3cret"),
         "the token leaked"
     );
+    // What the server demands is recorded, never the credential.
+    assert!(
+        lock.contains(r#"authorization = '{"authorization_servers":["https://auth.example.com"],"scheme":"Bearer","scope":"tools:read","scopes_supported":["tools:read"]}'"#),
+        "{lock}"
+    );
 }
 
 #[test]
