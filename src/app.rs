@@ -419,7 +419,9 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
     // Captures are named after their files, which differ from run to run; only a different
     // kind of source (a capture against a live server, say) is worth a note.
     let kind = |source: &str| source.split(':').next().unwrap_or("").to_string();
-    if kind(&entry.source) != kind(&skeleton.source) {
+    if kind(&entry.source) != kind(&skeleton.source)
+        || (kind(&entry.source) != "capture" && entry.source != skeleton.source)
+    {
         notes.push(format!(
             "source differs from the recorded one: locked from {:?}, checked {:?}",
             entry.source, skeleton.source
