@@ -32,6 +32,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Command::Verify(args) => reported("verify", args.format, verify(args), out, err, ("", "")),
         Command::Fmt(args) => fmt(args, out),
     };
+    // Servers shut down in the background while the lockfile was written; none outlives us.
+    crate::live::stdio::wait_for_shutdowns();
     match result {
         Ok(code) => code,
         Err(error) => {
@@ -235,6 +237,7 @@ fn lock(args: &LockArgs, out: &mut dyn Write) -> Result<u8, Error> {
         return lock_all(args, &config, out);
     }
     let source = source(&args.from, &args.live, "lock")?;
+    warm_tokenizer(&source);
     let client = client_identity(&args.live, None)?;
     let capture = acquire(&source, &args.live, &client)?;
     let name = server_name(&capture, args.name.as_deref())?;
@@ -1052,6 +1055,9 @@ fn lock_all(
     out: &mut dyn Write,
 ) -> Result<u8, Error> {
     let plans = plan(config, args.name.as_deref())?;
+    if let Some(first) = plans.first() {
+        warm_tokenizer(&first.source);
+    }
     let path = Path::new(&args.lockfile);
     let existing = if path.exists() {
         Some(read_trusted(&args.lockfile)?.0)
@@ -1261,4 +1267,12 @@ fn check_all(args: &CheckArgs, config: &crate::config::LoadedConfig) -> Result<R
 /// Whether a command line names no source, so the config decides.
 fn no_source(from: &[String], live: &LiveArgs) -> bool {
     from.is_empty() && live.command.is_empty() && live.url.is_none()
+}
+
+/// Builds the tokenizer's tables (tens of milliseconds) on another thread while a live
+/// server starts and answers, so a first lock does not wait for them afterwards.
+fn warm_tokenizer(source: &Source<'_>) {
+    if !matches!(source, Source::Files(_)) {
+        std::thread::spawn(|| crate::tokens::count(""));
+    }
 }

@@ -87,8 +87,11 @@ impl HttpTransport {
             .agent
             .post(&self.spec.url)
             .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("Mcp-Method", method);
+            .header("Accept", "application/json, text/event-stream");
+        // Mcp-Method mirrors a request's or notification's method; a response has none.
+        if !method.is_empty() {
+            request = request.header("Mcp-Method", method);
+        }
         let version = self.version.clone().or_else(|| modern_version_of(body));
         if let Some(v) = &version {
             request = request.header("MCP-Protocol-Version", v);
@@ -485,6 +488,9 @@ impl Transport for HttpTransport {
                 .agent
                 .delete(&self.spec.url)
                 .header("Mcp-Session-Id", &session);
+            if let Some(version) = &self.version {
+                request = request.header("MCP-Protocol-Version", version);
+            }
             for (name, value) in &self.spec.headers {
                 request = request.header(name, value);
             }

@@ -55,7 +55,8 @@ impl Tail {
 }
 
 pub struct StdioTransport {
-    child: Child,
+    /// `None` once shut down (or handed to a reaper thread).
+    child: Option<Child>,
     stdin: Option<ChildStdin>,
     events: Receiver<Event>,
     stderr: Arc<Mutex<Tail>>,
@@ -65,7 +66,6 @@ pub struct StdioTransport {
     label: String,
     /// Warnings to pass on (skipped lines).
     pub warnings: Vec<String>,
-    closed: bool,
 }
 
 impl StdioTransport {
@@ -107,7 +107,7 @@ impl StdioTransport {
         });
         let stdin = child.stdin.take();
         Ok(StdioTransport {
-            child,
+            child: Some(child),
             stdin,
             events,
             stderr: tail,
@@ -115,7 +115,6 @@ impl StdioTransport {
             limits: limits.clone(),
             label: spec.command.clone(),
             warnings: Vec::new(),
-            closed: false,
         })
     }
 
@@ -132,7 +131,7 @@ impl StdioTransport {
         // The pipe closes a moment before the process is reaped.
         let deadline = Instant::now() + Duration::from_millis(200);
         loop {
-            match self.child.try_wait() {
+            match self.child.as_mut().map_or(Ok(None), Child::try_wait) {
                 Ok(Some(status)) => return Some(describe_status(status)),
                 Ok(None) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(5))
@@ -225,34 +224,58 @@ impl StdioTransport {
     }
 
     /// Shuts the server down: close stdin, wait, SIGTERM, wait, SIGKILL — to the whole group.
-    fn shutdown(&mut self) {
-        if self.closed {
-            return;
-        }
-        self.closed = true;
+    /// Shuts the server down: close stdin, wait, SIGTERM, wait, SIGKILL — to the whole group.
+    /// In the background, the wait overlaps with catalock's own work (a server may take a
+    /// third of a second to exit); [`wait_for_shutdowns`] then makes sure it is over before
+    /// catalock exits, so no process outlives it.
+    fn shutdown(&mut self, background: bool) {
         drop(self.stdin.take());
-        let pid = self.child.id() as i32;
-        let exited = wait_for(&mut self.child, self.limits.shutdown_grace);
-        let group = nix::unistd::Pid::from_raw(pid);
-        if !exited {
-            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
-            if !wait_for(&mut self.child, self.limits.shutdown_grace) {
-                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-                let _ = self.child.wait();
-            }
+        let Some(child) = self.child.take() else {
+            return;
+        };
+        let stderr_thread = self.stderr_thread.take();
+        let grace = self.limits.shutdown_grace;
+        if background {
+            let handle = std::thread::spawn(move || reap(child, stderr_thread, grace));
+            REAPERS.lock().expect("reapers").push(handle);
+        } else {
+            reap(child, stderr_thread, grace);
         }
-        // Grandchildren left in the group (a wrapper like npx that exited first) go too.
-        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-        if let Some(thread) = self.stderr_thread.take() {
-            // The pipe closes once every process holding it is gone.
-            let _ = thread.join();
+    }
+}
+
+/// Shutdowns still under way.
+static REAPERS: Mutex<Vec<std::thread::JoinHandle<()>>> = Mutex::new(Vec::new());
+
+/// Waits until every server shut down in the background is gone.
+pub fn wait_for_shutdowns() {
+    let handles: Vec<_> = std::mem::take(&mut *REAPERS.lock().expect("reapers"));
+    for handle in handles {
+        let _ = handle.join();
+    }
+}
+
+fn reap(mut child: Child, stderr_thread: Option<std::thread::JoinHandle<()>>, grace: Duration) {
+    let pid = child.id() as i32;
+    let group = nix::unistd::Pid::from_raw(pid);
+    if !wait_for(&mut child, grace) {
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
+        if !wait_for(&mut child, grace) {
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            let _ = child.wait();
         }
+    }
+    // Grandchildren left in the group (a wrapper like npx that exited first) go too.
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    if let Some(thread) = stderr_thread {
+        // The pipe closes once every process holding it is gone.
+        let _ = thread.join();
     }
 }
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        self.shutdown();
+        self.shutdown(false);
     }
 }
 
@@ -261,7 +284,7 @@ fn wait_for(child: &mut Child, grace: Duration) -> bool {
     loop {
         match child.try_wait() {
             Ok(Some(_)) => return true,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
             _ => return false,
         }
     }
@@ -390,7 +413,7 @@ impl Transport for StdioTransport {
     }
 
     fn close(&mut self) {
-        self.shutdown();
+        self.shutdown(true);
     }
 
     fn take_warnings(&mut self) -> Vec<String> {
