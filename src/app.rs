@@ -237,7 +237,15 @@ fn lock(args: &LockArgs, out: &mut dyn Write) -> Result<u8, Error> {
         return lock_all(args, &config, out);
     }
     let source = source(&args.from, &args.live, "lock")?;
-    warm_tokenizer(&source);
+    // Counting tokens needs the tokenizer's tables only for tools not locked before.
+    let relock =
+        read_lockfile(Path::new(&args.lockfile)).is_ok_and(|r| match args.name.as_deref() {
+            Some(name) => r.lockfile.server(name).is_some(),
+            None => !r.lockfile.servers.is_empty(),
+        });
+    if !relock {
+        warm_tokenizer(&source);
+    }
     let client = client_identity(&args.live, None)?;
     let capture = acquire(&source, &args.live, &client)?;
     let name = server_name(&capture, args.name.as_deref())?;
@@ -1055,10 +1063,11 @@ fn lock_all(
     out: &mut dyn Write,
 ) -> Result<u8, Error> {
     let plans = plan(config, args.name.as_deref())?;
-    if let Some(first) = plans.first() {
-        warm_tokenizer(&first.source);
-    }
     let path = Path::new(&args.lockfile);
+    let locked = |name: &str| read_lockfile(path).is_ok_and(|r| r.lockfile.server(name).is_some());
+    if let Some(new) = plans.iter().find(|p| !locked(&p.written.name)) {
+        warm_tokenizer(&new.source);
+    }
     let existing = if path.exists() {
         Some(read_trusted(&args.lockfile)?.0)
     } else {

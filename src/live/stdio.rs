@@ -281,10 +281,15 @@ impl Drop for StdioTransport {
 
 fn wait_for(child: &mut Child, grace: Duration) -> bool {
     let deadline = Instant::now() + grace;
+    // Backing off from 1 ms: quick servers are reaped at once, slow ones cost few wakeups.
+    let mut pause = Duration::from_millis(1);
     loop {
         match child.try_wait() {
             Ok(Some(_)) => return true,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(4));
+            }
             _ => return false,
         }
     }
