@@ -138,18 +138,23 @@ fn lock_command(source: &[String], name: &str, lockfile: &str) -> String {
 /// Reads a lockfile and refuses it unless every digest matches its content.
 fn read_trusted(path: &str) -> Result<(ReadLockFile, Vec<String>), Error> {
     let read = read_lockfile(Path::new(path))?;
-    let findings = verify_lockfile(&read, Depth::Digests);
+    let notes = trust(path, verify_lockfile(&read, Depth::Digests))?;
+    Ok((read, notes))
+}
+
+/// Refuses a lockfile whose digests do not match its content; a form that is merely not
+/// canonical becomes a note.
+fn trust(path: &str, findings: Vec<Finding>) -> Result<Vec<String>, Error> {
     let (fatal, cosmetic): (Vec<Finding>, Vec<Finding>) = findings
         .into_iter()
         .partition(|f| f.code != "not-canonical");
     if let Some(first) = fatal.first() {
         return Err(untrusted(path, first, fatal.len()));
     }
-    let notes = cosmetic
+    Ok(cosmetic
         .into_iter()
         .map(|f| format!("{} (run `catalock fmt` to rewrite it)", f.message))
-        .collect();
-    Ok((read, notes))
+        .collect())
 }
 
 fn untrusted(path: &str, first: &Finding, count: usize) -> Error {
@@ -408,16 +413,7 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
         }
     };
     let (read, findings) = index?;
-    let (fatal, cosmetic): (Vec<Finding>, Vec<Finding>) = findings
-        .into_iter()
-        .partition(|f| f.code != "not-canonical");
-    if let Some(first) = fatal.first() {
-        return Err(untrusted(&args.lockfile, first, fatal.len()));
-    }
-    let mut notes: Vec<String> = cosmetic
-        .into_iter()
-        .map(|f| format!("{} (run `catalock fmt` to rewrite it)", f.message))
-        .collect();
+    let mut notes = trust(&args.lockfile, findings)?;
     let (capture, mut skeleton) = live?;
     let entry = pick_entry(
         &read.lockfile,
@@ -1155,16 +1151,7 @@ fn lock_all(
 fn check_all(args: &CheckArgs, config: &crate::config::LoadedConfig) -> Result<Report, Error> {
     let plans = plan(config, args.name.as_deref())?;
     let (read, findings) = crate::verify::read_verified_digests(Path::new(&args.lockfile))?;
-    let (fatal, cosmetic): (Vec<Finding>, Vec<Finding>) = findings
-        .into_iter()
-        .partition(|f| f.code != "not-canonical");
-    if let Some(first) = fatal.first() {
-        return Err(untrusted(&args.lockfile, first, fatal.len()));
-    }
-    let mut notes: Vec<String> = cosmetic
-        .into_iter()
-        .map(|f| format!("{} (run `catalock fmt` to rewrite it)", f.message))
-        .collect();
+    let mut notes = trust(&args.lockfile, findings)?;
     let mut unlocked = Vec::new();
     for plan in &plans {
         if read.lockfile.server(&plan.written.name).is_none() {
