@@ -31,6 +31,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Command::Diff(args) => reported("diff", args.format, diff(args), out, err, ("old", "new")),
         Command::Verify(args) => reported("verify", args.format, verify(args), out, err, ("", "")),
         Command::Fmt(args) => fmt(args, out),
+        Command::Explain(args) => explain(args, out),
     };
     // Servers shut down in the background while the lockfile was written; none outlives us.
     crate::live::stdio::wait_for_shutdowns();
@@ -54,6 +55,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Diff(_) => "diff",
         Command::Verify(_) => "verify",
         Command::Fmt(_) => "fmt",
+        Command::Explain(_) => "explain",
     }
 }
 
@@ -1271,4 +1273,50 @@ fn warm_tokenizer(source: &Source<'_>) {
     if !matches!(source, Source::Files(_)) {
         std::thread::spawn(|| crate::tokens::count(""));
     }
+}
+
+fn explain(args: &crate::cli::ExplainArgs, out: &mut dyn Write) -> Result<u8, Error> {
+    if args.list {
+        let mut text = String::new();
+        for code in crate::codes::CODES {
+            text.push_str(&format!(
+                "{:<30} {:<9} {}\n",
+                code.name,
+                code.severity.name(),
+                code.summary
+            ));
+        }
+        write_output(out, &text)?;
+        return Ok(EXIT_SAME);
+    }
+    let name = args.code.as_deref().unwrap_or("");
+    let code = crate::codes::code(name).ok_or_else(|| {
+        let close: Vec<&str> = crate::codes::CODES
+            .iter()
+            .map(|c| c.name)
+            .filter(|n| n.contains(name) || name.contains(*n))
+            .collect();
+        Error::usage(
+            format!(
+                "no change code {name:?}{}",
+                if close.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (did you mean {}?)", close.join(", "))
+                }
+            ),
+            "catalock explain --list",
+        )
+    })?;
+    write_output(
+        out,
+        &format!(
+            "{} ({})\n{}.\n\n{}\n",
+            code.name,
+            code.severity.name(),
+            code.summary,
+            code.explanation
+        ),
+    )?;
+    Ok(EXIT_SAME)
 }

@@ -29,6 +29,18 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Rewrite the lockfile in canonical form (after verifying it).
     Fmt(FmtArgs),
+    /// Explain a change code, or list them all.
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The code, e.g. permission-escalated.
+    #[arg(required_unless_present = "list")]
+    pub code: Option<String>,
+    /// List every code with its default severity.
+    #[arg(long, conflicts_with = "code")]
+    pub list: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -15,6 +15,7 @@ pub mod app;
 pub mod build;
 pub mod capture;
 pub mod cli;
+pub mod codes;
 pub mod config;
 pub mod contract;
 pub mod diff;

@@ -80,3 +80,18 @@ fn error_text() {
     assert_eq!(code, 2);
     insta::assert_snapshot!(err);
 }
+
+#[test]
+fn change_code_list() {
+    // The code names are a public contract: this snapshot changes only by adding codes.
+    let s = Scratch::new();
+    let (code, out, _) = s.run(&["explain", "--list"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!(out);
+    let (code, out, _) = s.run(&["explain", "permission-escalated"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("permission-escalated (risky)\n"), "{out}");
+    let (code, _, err) = s.run(&["explain", "no-such-code"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("hint: catalock explain --list"), "{err}");
+}

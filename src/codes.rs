@@ -1,0 +1,150 @@
+//! The change codes: stable names for every kind of contract change, each with a default
+//! severity and an explanation (`catalock explain CODE`). Names are part of the public
+//! contract (policies and approvals refer to them): add codes, never rename one.
+
+use serde::Serialize;
+
+/// How much a change matters, most severe first.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Severity {
+    /// Callers or agents break.
+    Breaking,
+    /// Agent behaviour or safety may change.
+    Risky,
+    /// Additive: nothing that worked stops working.
+    Safe,
+    /// No observable effect.
+    Cosmetic,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Breaking => "breaking",
+            Severity::Risky => "risky",
+            Severity::Safe => "safe",
+            Severity::Cosmetic => "cosmetic",
+        }
+    }
+}
+
+/// One change code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Code {
+    pub name: &'static str,
+    pub severity: Severity,
+    pub summary: &'static str,
+    pub explanation: &'static str,
+}
+
+macro_rules! codes {
+    ($($name:literal, $severity:ident, $summary:literal, $explanation:literal;)*) => {
+        /// Every code, in the order `catalock explain --list` shows them.
+        pub const CODES: &[Code] = &[$(Code { name: $name, severity: Severity::$severity, summary: $summary, explanation: $explanation }),*];
+    };
+}
+
+codes! {
+    "tool-removed", Breaking, "a tool is gone",
+        "A tool the lockfile lists is no longer offered. Agents and callers that use it fail. \
+         Removing a tool that was deprecated (catalock deprecate) after its removal date is safe.";
+    "tool-added", Safe, "a new tool",
+        "The server offers a tool the lockfile does not list. Nothing that worked breaks, but agents \
+         will see and may call it: review its description and permissions.";
+    "tool-renamed", Breaking, "a tool has a new name and is otherwise the same",
+        "A removed and an added tool have the same digest for everything but the name. Callers that \
+         use the old name fail.";
+    "title-changed", Cosmetic, "the display title changed",
+        "`title` (or `annotations.title`) is shown to people, not used by callers.";
+    "description-changed", Risky, "the description a model reads changed",
+        "Models choose and use tools by their description: a changed description changes agent \
+         behaviour, and is where prompt injection hides.";
+    "input-property-removed", Breaking, "an input property is gone",
+        "Callers that send the property are rejected or have it ignored.";
+    "input-required-added", Breaking, "an input property became required",
+        "Callers that do not send it are rejected.";
+    "input-optional-added", Safe, "a new optional input property",
+        "Existing calls stay valid.";
+    "input-type-narrowed", Breaking, "an input accepts fewer types",
+        "Callers sending a type no longer accepted are rejected.";
+    "input-type-widened", Safe, "an input accepts more types",
+        "Existing calls stay valid.";
+    "input-enum-value-removed", Breaking, "an input enum lost a value",
+        "Callers sending that value are rejected.";
+    "input-enum-value-added", Safe, "an input enum gained a value",
+        "Existing calls stay valid.";
+    "input-constraint-tightened", Breaking, "an input constraint got stricter",
+        "A minimum, maximum, length, pattern or format now rejects values it accepted.";
+    "input-constraint-loosened", Safe, "an input constraint got looser",
+        "Existing calls stay valid.";
+    "additional-properties-closed", Breaking, "an input object no longer accepts extra properties",
+        "Callers sending properties not in the schema are rejected.";
+    "output-schema-added", Safe, "the tool now declares an output schema",
+        "Structured output is described where it was not.";
+    "output-schema-removed", Breaking, "the tool no longer declares an output schema",
+        "Callers relying on validated structured output lose it.";
+    "output-property-removed", Breaking, "an output property is gone",
+        "Callers reading it get nothing.";
+    "output-type-changed", Breaking, "an output value may have another type",
+        "Output widening is breaking: callers parsing the old type may fail.";
+    "permission-escalated", Risky, "a safety hint moved toward danger",
+        "readOnlyHint true to false, destructiveHint false to true, openWorldHint false to true, or \
+         idempotentHint true to false: clients that auto-approve by these hints will now let the tool \
+         do more without asking.";
+    "permission-relaxed", Safe, "a safety hint moved toward safety",
+        "The server now claims the tool is safer. Hints are untrusted: verify before relying on them.";
+    "execution-changed", Risky, "how the tool runs changed",
+        "`execution` (task support) changed: clients may call it differently.";
+    "meta-changed", Risky, "`_meta` changed",
+        "Extensions read `_meta` (UI resources, vendor data): their behaviour may change.";
+    "icons-changed", Cosmetic, "the icons changed",
+        "Icons are shown to people only.";
+    "behavior-changed", Risky, "another top-level or annotation key changed",
+        "A key catalock has no specific rule for changed (an unknown key, a vendor annotation).";
+    "tokens-grew", Risky, "the tool costs many more tokens",
+        "The tool's definition grew by more than 25% and more than 100 tokens (configurable): every \
+         conversation that lists it pays for that.";
+    "hidden-unicode", Risky, "invisible or deceptive characters were added",
+        "Zero-width, bidirectional-control or other invisible characters appeared in text a model or \
+         person reads: a classic way to hide instructions.";
+    "instructions-changed", Risky, "the server instructions changed",
+        "Instructions go into the model's context for every conversation.";
+    "prompt-added", Safe, "a new prompt", "The server offers a prompt the lockfile does not list.";
+    "prompt-removed", Breaking, "a prompt is gone", "Users and clients that use it fail.";
+    "prompt-changed", Risky, "a prompt changed", "Its arguments or text changed.";
+    "resource-template-added", Safe, "a new resource template", "Additive.";
+    "resource-template-removed", Breaking, "a resource template is gone", "Clients that read it fail.";
+    "resource-template-changed", Risky, "a resource template changed", "Its URI template or description changed.";
+}
+
+/// The code named `name`.
+pub fn code(name: &str) -> Option<&'static Code> {
+    CODES.iter().find(|c| c.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_kebab_case() {
+        let mut names: Vec<&str> = CODES.iter().map(|c| c.name).collect();
+        assert!(
+            names
+                .iter()
+                .all(|n| n.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')),
+            "{names:?}"
+        );
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before, "duplicate code names");
+        assert_eq!(
+            code("tool-removed").map(|c| c.severity),
+            Some(Severity::Breaking)
+        );
+    }
+}
