@@ -683,11 +683,9 @@ fn source<'a>(from: &'a [String], live: &LiveArgs, command: &str) -> Result<Sour
         let mut headers = Vec::new();
         for header in &live.headers {
             let Some((name, value)) = header.split_once(':') else {
+                // Never echo the argument: it may be the credential itself.
                 return Err(Error::usage(
-                    format!(
-                        "--header {:?} is not NAME: VALUE",
-                        header.split(':').next().unwrap_or("")
-                    ),
+                    "a --header argument is not NAME: VALUE",
                     "pass --header 'Authorization: Bearer TOKEN'",
                 ));
             };
@@ -696,14 +694,16 @@ fn source<'a>(from: &'a [String], live: &LiveArgs, command: &str) -> Result<Sour
         return Ok(Source::Http(crate::live::http::HttpSpec {
             url: url.clone(),
             headers,
+            label: crate::live::http::redact_url(url),
         }));
     }
     if !live.command.is_empty() {
         let mut env = Vec::new();
         for pair in &live.env {
             let Some((key, value)) = pair.split_once('=') else {
+                // Never echo the argument: it may be the secret itself.
                 return Err(Error::usage(
-                    format!("--env {:?} is not KEY=VALUE", pair),
+                    "an --env argument is not KEY=VALUE",
                     "pass --env KEY=VALUE",
                 ));
             };
@@ -714,6 +714,7 @@ fn source<'a>(from: &'a [String], live: &LiveArgs, command: &str) -> Result<Sour
             args: live.command[1..].to_vec(),
             env,
             cwd: live.cwd.clone(),
+            label: live.command[0].clone(),
         }));
     }
     Err(Error::usage(
@@ -977,6 +978,7 @@ fn plan<'c>(
                         .map(|c| crate::config::expand(c, name))
                         .transpose()?
                         .map(std::path::PathBuf::from),
+                    label: name.clone(),
                 })
             }
             (None, Some(url)) => Source::Http(crate::live::http::HttpSpec {
@@ -986,6 +988,7 @@ fn plan<'c>(
                     .iter()
                     .map(|(k, v)| Ok((k.clone(), crate::config::expand(v, name)?)))
                     .collect::<Result<_, Error>>()?,
+                label: name.clone(),
             }),
             (None, None) => unreachable!("validated when loaded"),
         };

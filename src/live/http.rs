@@ -20,6 +20,8 @@ pub struct HttpSpec {
     pub url: String,
     /// `Name: value` pairs sent on every request (values are secrets).
     pub headers: Vec<(String, String)>,
+    /// How messages name the server: never built from expanded `${VAR}` values.
+    pub label: String,
 }
 
 pub struct HttpTransport {
@@ -52,7 +54,7 @@ pub fn redact_url(url: &str) -> String {
 
 impl HttpTransport {
     pub fn new(spec: &HttpSpec, limits: &Limits) -> Result<HttpTransport, LiveError> {
-        let label = redact_url(&spec.url);
+        let label = spec.label.clone();
         if !(spec.url.starts_with("http://") || spec.url.starts_with("https://")) {
             return Err(LiveError::Protocol {
                 server: label,
@@ -304,6 +306,16 @@ impl HttpTransport {
                         message: format!(
                             "sent an event longer than {limit} bytes (raise --max-message-bytes)"
                         ),
+                    });
+                }
+                Err(super::sse::SseError::Io(e))
+                    if e.kind() == std::io::ErrorKind::TimedOut
+                        || e.to_string().contains("timeout") =>
+                {
+                    return Err(LiveError::Timeout {
+                        server: self.label.clone(),
+                        waiting_for: method.to_string(),
+                        stderr: String::new(),
                     });
                 }
                 Err(super::sse::SseError::Io(e)) => {

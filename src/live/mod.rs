@@ -249,10 +249,16 @@ pub(crate) enum Routed {
 
 #[derive(Deserialize)]
 struct Incoming {
-    #[serde(default)]
+    /// `Some(Null)` for `"id": null` (an error about an unparseable request), `None` when
+    /// absent (a notification).
+    #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
     #[serde(default)]
     method: Option<String>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 pub(crate) fn route(text: &str, expected: u64) -> Routed {
@@ -271,7 +277,9 @@ pub(crate) fn route(text: &str, expected: u64) -> Routed {
         ),
         (Some(_), None) => Routed::Ignore,
         (None, Some(Value::Null)) => Routed::Response,
-        (None, Some(id)) if id.as_u64() == Some(expected) => Routed::Response,
+                (None, Some(id)) if id.as_u64() == Some(expected) => Routed::Response,
+        // Some servers echo numeric ids as strings.
+        (None, Some(Value::String(id))) if id.parse::<u64>().ok() == Some(expected) => Routed::Response,
         (None, Some(_)) => Routed::Ignore,
         (None, None) => Routed::Malformed("a message with neither \"id\" nor \"method\"".to_string()),
     }
@@ -287,7 +295,7 @@ pub fn discover_stdio(
 ) -> Result<Discovered, Error> {
     let run = |choice: &ProtocolChoice| -> Result<Discovered, LiveError> {
         let mut transport = stdio::StdioTransport::start(spec, limits)?;
-        Session::new(&mut transport, &spec.command, limits, client).discover(choice)
+        Session::new(&mut transport, &spec.label, limits, client).discover(choice)
     };
     match run(choice) {
         Err(LiveError::Exited { when, .. })
@@ -309,7 +317,7 @@ pub fn discover_http(
     choice: &ProtocolChoice,
 ) -> Result<Discovered, Error> {
     let mut transport = http::HttpTransport::new(spec, limits)?;
-    let label = http::redact_url(&spec.url);
+    let label = spec.label.clone();
     // With credentials, learn what the server demands of a client without them.
     let demanded = if spec.headers.is_empty() {
         None

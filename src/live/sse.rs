@@ -41,10 +41,7 @@ impl<R: BufRead> EventReader<R> {
         let mut has_data = false;
         loop {
             self.line.clear();
-            let n = self
-                .reader
-                .read_line(&mut self.line)
-                .map_err(SseError::Io)?;
+            let n = self.read_capped_line()?;
             if n == 0 {
                 return Ok(has_data.then(|| Event {
                     name: event_name(&name),
@@ -86,6 +83,38 @@ impl<R: BufRead> EventReader<R> {
                 _ => {} // id, retry: not needed by a client that does not resume
             }
         }
+    }
+}
+
+impl<R: BufRead> EventReader<R> {
+    /// Reads one line into `self.line`, refusing lines longer than the cap (a server could
+    /// otherwise send one endless comment line). Returns the bytes consumed (0 at the end).
+    fn read_capped_line(&mut self) -> Result<usize, SseError> {
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut consumed = 0;
+        loop {
+            let available = self.reader.fill_buf().map_err(SseError::Io)?;
+            if available.is_empty() {
+                break;
+            }
+            let (chunk, done) = match memchr::memchr(b'\n', available) {
+                Some(i) => (&available[..=i], true),
+                None => (available, false),
+            };
+            if bytes.len() + chunk.len() > self.limit + 64 {
+                return Err(SseError::TooLong(self.limit));
+            }
+            bytes.extend_from_slice(chunk);
+            let n = chunk.len();
+            self.reader.consume(n);
+            consumed += n;
+            if done {
+                break;
+            }
+        }
+        self.line = String::from_utf8(bytes)
+            .map_err(|e| SseError::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+        Ok(consumed)
     }
 }
 

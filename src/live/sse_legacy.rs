@@ -38,7 +38,7 @@ fn resolve(base: &str, endpoint: &str) -> Option<String> {
 
 impl SseLegacyTransport {
     pub fn open(spec: &HttpSpec, limits: &Limits) -> Result<SseLegacyTransport, LiveError> {
-        let label = redact_url(&spec.url);
+        let label = spec.label.clone();
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)

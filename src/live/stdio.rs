@@ -22,6 +22,8 @@ pub struct StdioSpec {
     /// Extra environment for the child (values are secrets: never printed or recorded).
     pub env: Vec<(String, String)>,
     pub cwd: Option<std::path::PathBuf>,
+    /// How messages name the server: never built from expanded `${VAR}` values.
+    pub label: String,
 }
 
 /// What the stdout reader thread reports.
@@ -57,7 +59,11 @@ impl Tail {
 pub struct StdioTransport {
     /// `None` once shut down (or handed to a reaper thread).
     child: Option<Child>,
-    stdin: Option<ChildStdin>,
+    /// Lines for the writer thread (dropping it closes the server's stdin). Writes go through
+    /// a thread so a server that stops reading cannot block catalock past its deadlines.
+    stdin: Option<std::sync::mpsc::Sender<String>>,
+    /// Set by the writer thread when a write failed (the server closed its stdin).
+    write_failed: Arc<std::sync::atomic::AtomicBool>,
     events: Receiver<Event>,
     stderr: Arc<Mutex<Tail>>,
     stderr_thread: Option<std::thread::JoinHandle<()>>,
@@ -85,7 +91,7 @@ impl StdioTransport {
             command.current_dir(dir);
         }
         let mut child = command.spawn().map_err(|e| LiveError::Start {
-            command: spec.command.clone(),
+            command: spec.label.clone(),
             reason: crate::error::io_reason(&e),
         })?;
         let stdout = child.stdout.take().expect("piped stdout");
@@ -105,15 +111,33 @@ impl StdioTransport {
                 tail_writer.lock().expect("stderr tail").push(&buf[..n]);
             }
         });
-        let stdin = child.stdin.take();
+        let mut pipe: ChildStdin = child.stdin.take().expect("piped stdin");
+        let (stdin, lines) = std::sync::mpsc::channel::<String>();
+        let write_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let failed = Arc::clone(&write_failed);
+        std::thread::spawn(move || {
+            for line in lines {
+                if pipe
+                    .write_all(line.as_bytes())
+                    .and_then(|()| pipe.write_all(b"\n"))
+                    .and_then(|()| pipe.flush())
+                    .is_err()
+                {
+                    failed.store(true, std::sync::atomic::Ordering::SeqCst);
+                    return;
+                }
+            }
+        });
+        let stdin = Some(stdin);
         Ok(StdioTransport {
             child: Some(child),
             stdin,
+            write_failed,
             events,
             stderr: tail,
             stderr_thread: Some(stderr_thread),
             limits: limits.clone(),
-            label: spec.command.clone(),
+            label: spec.label.clone(),
             warnings: Vec::new(),
         })
     }
@@ -142,14 +166,15 @@ impl StdioTransport {
     }
 
     fn write_line(&mut self, text: &str) -> Result<(), LiveError> {
-        let Some(stdin) = self.stdin.as_mut() else {
+        if self.write_failed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(self.gone("while catalock was writing to it"));
+        }
+        let Some(stdin) = self.stdin.as_ref() else {
             return Err(self.gone("before catalock could write to it"));
         };
-        let result = stdin
-            .write_all(text.as_bytes())
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush());
-        result.map_err(|_| self.gone("while catalock was writing to it"))
+        stdin
+            .send(text.to_string())
+            .map_err(|_| self.gone("while catalock was writing to it"))
     }
 
     fn gone(&mut self, when: &str) -> LiveError {
@@ -268,8 +293,15 @@ fn reap(mut child: Child, stderr_thread: Option<std::thread::JoinHandle<()>>, gr
     // Grandchildren left in the group (a wrapper like npx that exited first) go too.
     let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
     if let Some(thread) = stderr_thread {
-        // The pipe closes once every process holding it is gone.
-        let _ = thread.join();
+        // The pipe closes once every process holding it is gone; a daemon that left the
+        // group may hold it for ever, so wait briefly and then leave the reader behind.
+        let deadline = Instant::now() + Duration::from_millis(300);
+        while !thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if thread.is_finished() {
+            let _ = thread.join();
+        }
     }
 }
 

@@ -246,3 +246,94 @@ fn no_process_is_left_behind() {
     });
     assert!(!alive, "the grandchild {pid} outlived catalock: {state:?}");
 }
+
+/// A tiny legacy stdio server in Python: `discover` is how it answers `server/discover`,
+/// `ids` how it echoes request ids.
+fn python_legacy(discover: &str, string_ids: bool) -> Vec<String> {
+    let script = format!(
+        r#"
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m: continue
+    rid = str(m["id"]) if {string_ids} else m["id"]
+    if m["method"] == "server/discover":
+        print(json.dumps({discover}), flush=True)
+    elif m["method"] == "initialize":
+        print(json.dumps({{"jsonrpc":"2.0","id":rid,"result":{{"protocolVersion":"2025-06-18","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"py","version":"1"}}}}}}), flush=True)
+    elif m["method"] == "tools/list":
+        print(json.dumps({{"jsonrpc":"2.0","id":rid,"result":{{"tools":[{{"name":"t","inputSchema":{{"type":"object"}}}}]}}}}), flush=True)
+"#,
+        string_ids = if string_ids { "True" } else { "False" },
+    );
+    vec!["python3".to_string(), "-c".to_string(), script]
+}
+
+#[test]
+fn a_null_id_error_to_the_probe_means_legacy_and_string_ids_are_matched() {
+    let s = Scratch::new();
+    let null_id =
+        r#"{"jsonrpc":"2.0","id":None,"error":{"code":-32600,"message":"Invalid request"}}"#;
+    let (code, out, err) = s.run_owned(&with_server(
+        &["lock", "--name", "py"],
+        &python_legacy(null_id, false),
+    ));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(s.read("mcp.lock").contains("era = \"legacy\""));
+    let (code, out, err) = s.run_owned(&with_server(
+        &[
+            "lock",
+            "--name",
+            "py2",
+            "--protocol",
+            "legacy",
+            "--timeout",
+            "5",
+        ],
+        &python_legacy(null_id, true),
+    ));
+    assert_eq!(code, 0, "string ids must be matched: {out}{err}");
+}
+
+#[test]
+fn malformed_arguments_never_echo_a_secret() {
+    let s = Scratch::new();
+    let (code, _, err) = s.run(&[
+        "lock",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--header",
+        "Authorization=Bearer sk-SECRET123",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("a --header argument is not NAME: VALUE") && !err.contains("sk-SECRET"),
+        "{err}"
+    );
+    let (code, _, err) = s.run(&["lock", "--env", "sk-SECRETENV", "--", "true"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("an --env argument is not KEY=VALUE") && !err.contains("sk-SECRET"),
+        "{err}"
+    );
+}
+
+#[test]
+fn config_secrets_never_name_a_server_in_errors() {
+    let s = Scratch::new();
+    s.write(
+        "catalock.toml",
+        "[[server]]\nname = \"local\"\ncommand = \"/nonexistent/${CATALOCK_CMD_SECRET}\"\n",
+    );
+    let output = s
+        .cmd(&["lock"])
+        .env("CATALOCK_CMD_SECRET", "sk-CMDSECRET")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        err.contains("server `local`: cannot start \"local\"") && !err.contains("sk-CMDSECRET"),
+        "{err}"
+    );
+}
