@@ -111,6 +111,8 @@ impl StdioTransport {
                 tail_writer.lock().expect("stderr tail").push(&buf[..n]);
             }
         });
+        install_signal_handler();
+        GROUPS.lock().expect("groups").push(child.id() as i32);
         let mut pipe: ChildStdin = child.stdin.take().expect("piped stdin");
         let (stdin, lines) = std::sync::mpsc::channel::<String>();
         let write_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -269,6 +271,32 @@ impl StdioTransport {
     }
 }
 
+/// Process groups of the servers running now, for the signal handler.
+static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// If catalock itself is interrupted (Ctrl-C, a CI job cancelled), its servers go too: they
+/// lead their own process groups, so the terminal's signal does not reach them.
+fn install_signal_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                for group in GROUPS.lock().map(|g| g.clone()).unwrap_or_default() {
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(group),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+                std::process::exit(128 + signal);
+            }
+        });
+    });
+}
+
 /// Shutdowns still under way.
 static REAPERS: Mutex<Vec<std::thread::JoinHandle<()>>> = Mutex::new(Vec::new());
 
@@ -292,6 +320,7 @@ fn reap(mut child: Child, stderr_thread: Option<std::thread::JoinHandle<()>>, gr
     }
     // Grandchildren left in the group (a wrapper like npx that exited first) go too.
     let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    GROUPS.lock().expect("groups").retain(|g| *g != pid);
     if let Some(thread) = stderr_thread {
         // The pipe closes once every process holding it is gone; a daemon that left the
         // group may hold it for ever, so wait briefly and then leave the reader behind.

@@ -337,3 +337,71 @@ fn config_secrets_never_name_a_server_in_errors() {
         "{err}"
     );
 }
+
+#[test]
+fn interrupting_catalock_takes_its_servers_down() {
+    let s = Scratch::new();
+    let pidfile = s.path("server.pid");
+    let mut args: Vec<String> = [
+        "lock",
+        "--name",
+        "fixture",
+        "--env",
+        &format!("PIDFILE={}", pidfile.display()),
+        "--",
+        "sh",
+        "-c",
+        "echo $$ > \"$PIDFILE\"; exec \"$0\" \"$@\"",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    args.extend(fixture_stdio(&[
+        "--hang-on",
+        "tools/list",
+        "--ignore-stdin-eof",
+    ]));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("catalock"))
+        .args(&args)
+        .current_dir(s.dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let server: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let state = std::fs::read_to_string(format!("/proc/{server}/stat")).ok();
+    let alive = state.as_deref().is_some_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    });
+    assert!(
+        !alive,
+        "the server {server} outlived an interrupted catalock: {state:?}"
+    );
+    assert!(!s.path("mcp.lock").exists());
+}
