@@ -197,6 +197,19 @@ pub fn load_mcp_config(path: &Path) -> Result<LoadedConfig, Error> {
                 "fix the MCP config",
             ));
         }
+        // Two keys that sanitize to one name would silently share a lockfile entry.
+        if let Some(other) = out
+            .iter()
+            .find(|s: &&ConfiguredServer| s.name == server.name)
+        {
+            return Err(Error::usage(
+                format!(
+                    "{label}: two servers would both be named `{}` in the lockfile",
+                    other.name
+                ),
+                "rename one of them in the MCP config (names keep letters, digits, '.', '_' and '-')",
+            ));
+        }
         out.push(server);
     }
     Ok(LoadedConfig {

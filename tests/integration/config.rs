@@ -152,3 +152,18 @@ fn ten_servers_lock_in_parallel() {
     assert!(out.contains("10 servers from"), "{out}");
     assert_eq!(s.read("mcp.lock").matches("[[server]]").count(), 10);
 }
+
+#[test]
+fn mcp_config_keys_that_share_a_lockfile_name_are_refused() {
+    let s = Scratch::new();
+    s.write(
+        ".mcp.json",
+        r#"{"mcpServers": {"my server": {"command": "a"}, "my-server": {"command": "b"}}}"#,
+    );
+    let (code, _, err) = s.run(&["lock"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("two servers would both be named `my-server` in the lockfile"),
+        "{err}"
+    );
+}
