@@ -165,11 +165,7 @@ impl HttpTransport {
             .send(&body)
             .ok()?;
         let status = response.status().as_u16();
-        let _ = response
-            .body_mut()
-            .with_config()
-            .limit(1 << 16)
-            .read_to_string();
+        super::drain(&mut response);
         if status != 401 && status != 403 {
             return None;
         }
@@ -330,10 +326,7 @@ impl HttpTransport {
                 Routed::Reply(reply) => self.post_reply(&reply)?,
                 Routed::Ignore => {}
                 Routed::Malformed(why) => {
-                    return Err(LiveError::Protocol {
-                        server: self.label.clone(),
-                        message: format!("sent malformed JSON-RPC while answering {method}: {why}"),
-                    });
+                    return Err(LiveError::malformed(&self.label, method, &why));
                 }
             }
         }
@@ -342,11 +335,7 @@ impl HttpTransport {
     /// Answers a server request received on a stream (legacy `ping`).
     fn post_reply(&mut self, reply: &str) -> Result<(), LiveError> {
         let mut response = self.post("", reply, self.limits.request_timeout)?;
-        let _ = response
-            .body_mut()
-            .with_config()
-            .limit(1 << 16)
-            .read_to_string();
+        super::drain(&mut response);
         Ok(())
     }
 }
@@ -474,11 +463,7 @@ impl Transport for HttpTransport {
             .unwrap_or_default();
         let mut response = self.post(&method, message, self.limits.request_timeout)?;
         let status = response.status().as_u16();
-        let _ = response
-            .body_mut()
-            .with_config()
-            .limit(1 << 16)
-            .read_to_string();
+        super::drain(&mut response);
         if status == 401 || status == 403 {
             return Err(self.auth_error(status, &response));
         }

@@ -216,6 +216,25 @@ impl From<LiveError> for Error {
     }
 }
 
+impl LiveError {
+    /// A message that is not valid JSON-RPC while waiting for the answer to `method`.
+    pub(crate) fn malformed(server: &str, method: &str, why: &str) -> LiveError {
+        LiveError::Protocol {
+            server: server.to_string(),
+            message: format!("sent malformed JSON-RPC while answering {method}: {why}"),
+        }
+    }
+}
+
+/// Reads and discards a small response body (its status is what matters).
+pub(crate) fn drain(response: &mut ureq::http::Response<ureq::Body>) {
+    let _ = response
+        .body_mut()
+        .with_config()
+        .limit(1 << 16)
+        .read_to_string();
+}
+
 /// A way to exchange JSON-RPC messages with a server.
 pub trait Transport {
     /// Sends request `id` (its JSON text) and returns the text of its response.

@@ -142,11 +142,7 @@ impl SseLegacyTransport {
                 message: format!("refused a message: {e}"),
             })?;
         let status = response.status().as_u16();
-        let _ = response
-            .body_mut()
-            .with_config()
-            .limit(1 << 16)
-            .read_to_string();
+        super::drain(&mut response);
         if !(200..300).contains(&status) {
             return Err(LiveError::Protocol {
                 server: self.label.clone(),
@@ -195,10 +191,7 @@ impl Transport for SseLegacyTransport {
                 Routed::Reply(reply) => self.post(&reply)?,
                 Routed::Ignore => {}
                 Routed::Malformed(why) => {
-                    return Err(LiveError::Protocol {
-                        server: self.label.clone(),
-                        message: format!("sent malformed JSON-RPC while answering {method}: {why}"),
-                    });
+                    return Err(LiveError::malformed(&self.label, method, &why));
                 }
             }
         }

@@ -465,10 +465,7 @@ impl Transport for StdioTransport {
                     ));
                 }
                 super::Routed::Malformed(why) => {
-                    return Err(LiveError::Protocol {
-                        server: self.label.clone(),
-                        message: format!("sent malformed JSON-RPC while answering {method}: {why}"),
-                    });
+                    return Err(LiveError::malformed(&self.label, method, &why));
                 }
             }
         }

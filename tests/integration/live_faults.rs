@@ -236,14 +236,7 @@ fn no_process_is_left_behind() {
         .parse()
         .unwrap();
     // Reaped or gone: neither running nor sleeping.
-    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
-    let alive = state.as_deref().is_some_and(|s| {
-        !s.rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    });
+    let (alive, state) = alive(pid);
     assert!(!alive, "the grandchild {pid} outlived catalock: {state:?}");
 }
 
@@ -391,17 +384,23 @@ fn interrupting_catalock_takes_its_servers_down() {
     let status = child.wait().unwrap();
     assert!(!status.success());
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let state = std::fs::read_to_string(format!("/proc/{server}/stat")).ok();
-    let alive = state.as_deref().is_some_and(|s| {
+    let (alive, state) = alive(server);
+    assert!(
+        !alive,
+        "the server {server} outlived an interrupted catalock: {state:?}"
+    );
+    assert!(!s.path("mcp.lock").exists());
+}
+
+/// Whether process `pid` still runs (a zombie does not count), with its `/proc` state.
+fn alive(pid: impl std::fmt::Display) -> (bool, Option<String>) {
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+    let running = state.as_deref().is_some_and(|s| {
         !s.rsplit(')')
             .next()
             .unwrap_or("")
             .trim_start()
             .starts_with('Z')
     });
-    assert!(
-        !alive,
-        "the server {server} outlived an interrupted catalock: {state:?}"
-    );
-    assert!(!s.path("mcp.lock").exists());
+    (running, state)
 }
