@@ -50,7 +50,11 @@ macro_rules! codes {
 codes! {
     "tool-removed", Breaking, "a tool is gone",
         "A tool the lockfile lists is no longer offered. Agents and callers that use it fail. \
-         Removing a tool that was deprecated (catalock deprecate) after its removal date is safe.";
+         Removing a tool that was deprecated (catalock deprecate) after its removal date is \
+         `deprecated-tool-removed` instead.";
+    "deprecated-tool-removed", Safe, "a deprecated tool was removed after its removal date",
+        "The tool was deprecated with `catalock deprecate SERVER/TOOL --remove-after DATE` and \
+         that date has passed: callers had their notice.";
     "tool-added", Safe, "a new tool",
         "The server offers a tool the lockfile does not list. Nothing that worked breaks, but agents \
          will see and may call it: review its description and permissions.";
@@ -66,30 +70,48 @@ codes! {
         "Callers that send the property are rejected or have it ignored.";
     "input-required-added", Breaking, "an input property became required",
         "Callers that do not send it are rejected.";
+    "input-required-removed", Safe, "a required input property became optional",
+        "Existing calls stay valid.";
     "input-optional-added", Safe, "a new optional input property",
         "Existing calls stay valid.";
     "input-type-narrowed", Breaking, "an input accepts fewer types",
-        "Callers sending a type no longer accepted are rejected.";
+        "Callers sending a type no longer accepted are rejected (also: an anyOf/oneOf branch removed).";
     "input-type-widened", Safe, "an input accepts more types",
-        "Existing calls stay valid.";
+        "Existing calls stay valid (also: an anyOf/oneOf branch added).";
     "input-enum-value-removed", Breaking, "an input enum lost a value",
         "Callers sending that value are rejected.";
     "input-enum-value-added", Safe, "an input enum gained a value",
         "Existing calls stay valid.";
     "input-constraint-tightened", Breaking, "an input constraint got stricter",
-        "A minimum, maximum, length, pattern or format now rejects values it accepted.";
+        "A minimum, maximum, length, item count, pattern, format, const or allOf branch now \
+         rejects values it accepted (a changed pattern or format counts as stricter: catalock \
+         cannot prove otherwise).";
     "input-constraint-loosened", Safe, "an input constraint got looser",
         "Existing calls stay valid.";
     "additional-properties-closed", Breaking, "an input object no longer accepts extra properties",
         "Callers sending properties not in the schema are rejected.";
+    "additional-properties-opened", Safe, "an input object now accepts extra properties",
+        "Existing calls stay valid.";
     "output-schema-added", Safe, "the tool now declares an output schema",
         "Structured output is described where it was not.";
     "output-schema-removed", Breaking, "the tool no longer declares an output schema",
         "Callers relying on validated structured output lose it.";
     "output-property-removed", Breaking, "an output property is gone",
         "Callers reading it get nothing.";
-    "output-type-changed", Breaking, "an output value may have another type",
-        "Output widening is breaking: callers parsing the old type may fail.";
+    "output-property-added", Safe, "a new output property",
+        "Callers that do not know it ignore it.";
+    "output-required-removed", Breaking, "an output property may now be absent",
+        "Callers that rely on it being present may fail.";
+    "output-type-changed", Breaking, "an output value may have another type or value",
+        "Output widening is breaking: a type added or changed, an enum value added, a constraint \
+         loosened or extra properties allowed mean callers may receive what they cannot parse.";
+    "output-type-narrowed", Safe, "an output value has fewer possible types or values",
+        "Output narrowing is safe: callers receive a subset of what they handled before.";
+    "schema-doc-changed", Risky, "a description, title, default or example inside a schema changed",
+        "Models read property descriptions and defaults to fill arguments: their calls may change.";
+    "schema-changed", Risky, "a schema changed in a way catalock does not classify",
+        "A keyword without a rule (`not`, `if`/`then`/`else`, a vendor keyword) or a `$ref` \
+         catalock does not follow (it never fetches a network URI) changed. Review it by hand.";
     "permission-escalated", Risky, "a safety hint moved toward danger",
         "readOnlyHint true to false, destructiveHint false to true, openWorldHint false to true, or \
          idempotentHint true to false: clients that auto-approve by these hints will now let the tool \
@@ -104,12 +126,13 @@ codes! {
         "Icons are shown to people only.";
     "behavior-changed", Risky, "another top-level or annotation key changed",
         "A key catalock has no specific rule for changed (an unknown key, a vendor annotation).";
-    "tokens-grew", Risky, "the tool costs many more tokens",
-        "The tool's definition grew by more than 25% and more than 100 tokens (configurable): every \
-         conversation that lists it pays for that.";
+    "tokens-grew", Risky, "the tool (or server) costs many more tokens",
+        "A tool's definition grew by more than 25% and more than 100 tokens, or a server's tools \
+         passed its token budget (both configurable in catalock.toml [policy.tokens]): every \
+         conversation that lists them pays for that.";
     "hidden-unicode", Risky, "invisible or deceptive characters were added",
-        "Zero-width, bidirectional-control or other invisible characters appeared in text a model or \
-         person reads: a classic way to hide instructions.";
+        "Zero-width, bidirectional-control, tag or other invisible characters appeared in text a \
+         model or person reads: a classic way to hide instructions. They are shown as <U+XXXX>.";
     "instructions-changed", Risky, "the server instructions changed",
         "Instructions go into the model's context for every conversation.";
     "prompt-added", Safe, "a new prompt", "The server offers a prompt the lockfile does not list.";
@@ -118,6 +141,22 @@ codes! {
     "resource-template-added", Safe, "a new resource template", "Additive.";
     "resource-template-removed", Breaking, "a resource template is gone", "Clients that read it fail.";
     "resource-template-changed", Risky, "a resource template changed", "Its URI template or description changed.";
+    "server-added", Safe, "a new server entry", "The lockfile gained a server.";
+    "server-removed", Breaking, "a server entry is gone",
+        "The lockfile no longer lists the server: its contract is no longer guarded.";
+    "version-not-bumped", Risky, "the contract changed but serverInfo.version did not",
+        "Published versions are immutable: two different contracts under one version make the \
+         version useless to clients that pin or cache by it.";
+    "semver-violation", Breaking, "a breaking change without a major version bump",
+        "Under semver a breaking change needs a new major version (a new minor for 0.x versions).";
+    "version-invalid", Risky, "serverInfo.version looks like a range, not a version",
+        "`^1.2.3`, `~1.2.3`, `1.x`, `1.2.*` and the like describe sets of versions: a server \
+         publishes exactly one.";
+    "version-backwards", Risky, "serverInfo.version went backwards",
+        "The new version is lower than the locked one (semver order, or the order versions were \
+         locked in for versions that are not semver).";
+    "owner-missing", Risky, "the server has no owner in catalock.toml",
+        "A contract nobody owns is never reviewed: give the [[server]] an `owner` (team or person).";
 }
 
 /// The code named `name`.

@@ -20,13 +20,16 @@ pub mod config;
 pub mod contract;
 pub mod diff;
 pub mod error;
+pub mod git;
 pub mod json;
 pub mod live;
 pub mod lockfile;
 pub mod report;
 pub mod schema;
+pub mod schema_diff;
 pub mod tokens;
 pub mod verify;
+pub mod version;
 
 /// Exit code: the contract matches (like `diff`).
 pub const EXIT_SAME: u8 = 0;
