@@ -32,6 +32,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Command::Verify(args) => reported("verify", args.format, verify(args), out, err, ("", "")),
         Command::Fmt(args) => fmt(args, out),
         Command::Explain(args) => explain(args, out),
+        Command::Approve(args) => approve(args, out),
+        Command::Deprecate(args) => deprecate(args, out),
     };
     // Servers shut down in the background while the lockfile was written; none outlives us.
     crate::live::stdio::wait_for_shutdowns();
@@ -56,6 +58,8 @@ fn command_name(command: &Command) -> &'static str {
         Command::Verify(_) => "verify",
         Command::Fmt(_) => "fmt",
         Command::Explain(_) => "explain",
+        Command::Approve(_) => "approve",
+        Command::Deprecate(_) => "deprecate",
     }
 }
 
@@ -372,10 +376,60 @@ fn same_entry(a: &LockedServer, b: &LockedServer) -> bool {
 }
 
 fn check(args: &CheckArgs) -> Result<Report, Error> {
+    let governance = crate::config::load_governance(Path::new(&args.config))?;
+    let base = match (&args.base.base, &args.base.baseline) {
+        (Some(rev), _) => Some(crate::review::Base::Revision(rev.clone())),
+        (None, Some(file)) => Some(crate::review::Base::File(file.clone())),
+        (None, None) => None,
+    };
+    let Some(base) = base else {
+        return drift(args, &governance);
+    };
+    // Review: the pull request's changes, judged; plus drift when a server can be reached.
+    let (base_lockfile, label) = crate::review::read_base(&base, &args.lockfile)?;
+    let (work, mut notes) = read_trusted(&args.lockfile)?;
+    let review = crate::review::review(
+        &base_lockfile,
+        &work.lockfile,
+        &governance,
+        &label,
+        &approve_base_args(&base, &args.lockfile, &args.config),
+    );
+    let reachable = !no_source(&args.from, &args.live) || load_config(&args.live)?.is_some();
+    let mut report = if reachable {
+        drift(args, &governance)?
+    } else {
+        notes.push(format!(
+            "drift not checked: no server to reach (give --from, a command, --url, or [[server]] entries in {})",
+            args.config
+        ));
+        Report::new("check", Outcome::Match)
+    };
+    report.notes.extend(notes);
+    if review.failing > 0 {
+        report.set_outcome(Outcome::Changed);
+    }
+    report.review = Some(review);
+    Ok(report)
+}
+
+fn approve_base_args(base: &crate::review::Base, lockfile: &str, config: &str) -> String {
+    let mut args = base.args();
+    if lockfile != crate::cli::DEFAULT_LOCKFILE {
+        args.push_str(&format!(" --lockfile {}", shell_quote(lockfile)));
+    }
+    if config != crate::config::CONFIG_FILE {
+        args.push_str(&format!(" --config {}", shell_quote(config)));
+    }
+    args
+}
+
+/// Drift: does the live (or captured) contract equal the committed lockfile?
+fn drift(args: &CheckArgs, governance: &crate::config::Governance) -> Result<Report, Error> {
     if no_source(&args.from, &args.live)
         && let Some(config) = load_config(&args.live)?
     {
-        return check_all(args, &config);
+        return check_all(args, &config, governance);
     }
     let source = source(&args.from, &args.live, "check")?;
     let digest_capture = |capture: Capture| -> Result<(Capture, LockedServer), Error> {
@@ -452,6 +506,11 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
         };
         let live = build_server(&capture, &options)?;
         server_diff = diff_servers(entry, &live);
+        server_diff.changes = crate::classify::classify_server(
+            Some(entry),
+            Some(&live),
+            &crate::review::context_for(governance, &entry.name),
+        );
     }
     let changed = server_diff.is_change();
     let mut report = Report::new(
@@ -571,7 +630,27 @@ fn diff(args: &DiffArgs) -> Result<Report, Error> {
     } else {
         old
     };
-    let servers = diff_lockfiles(&old, &new);
+    let governance = crate::config::load_governance(Path::new(&args.config))?;
+    let mut servers = diff_lockfiles(&old, &new);
+    for server_diff in &mut servers {
+        let (a, b) = (
+            old.server(&server_diff.server),
+            new.server(&server_diff.server),
+        );
+        let relabelled = a
+            .zip(b)
+            .is_some_and(|(a, b)| a.server_info != b.server_info);
+        if server_diff.is_change() || relabelled {
+            server_diff.changes = crate::classify::classify_server(
+                a,
+                b,
+                &crate::review::context_for(&governance, &server_diff.server),
+            );
+        }
+        if let Some(owner) = b.and_then(|b| crate::review::owner_change(&governance, b)) {
+            server_diff.changes.push(owner);
+        }
+    }
     let changed = servers.iter().any(|s| s.is_change());
     let mut report = Report::new(
         "diff",
@@ -583,7 +662,9 @@ fn diff(args: &DiffArgs) -> Result<Report, Error> {
     );
     report.servers = servers
         .into_iter()
-        .filter(|s| s.is_change() || !s.notes.is_empty() || !s.coverage.is_empty())
+        .filter(|s| {
+            s.is_change() || !s.notes.is_empty() || !s.coverage.is_empty() || !s.changes.is_empty()
+        })
         .collect();
     if changed {
         report.accept = Some(
@@ -1153,7 +1234,11 @@ fn lock_all(
 }
 
 /// `check` with no source: every configured server against its entry.
-fn check_all(args: &CheckArgs, config: &crate::config::LoadedConfig) -> Result<Report, Error> {
+fn check_all(
+    args: &CheckArgs,
+    config: &crate::config::LoadedConfig,
+    governance: &crate::config::Governance,
+) -> Result<Report, Error> {
     let plans = plan(config, args.name.as_deref())?;
     let (read, findings) = crate::verify::read_verified_digests(Path::new(&args.lockfile))?;
     let mut notes = trust(&args.lockfile, findings)?;
@@ -1231,7 +1316,13 @@ fn check_all(args: &CheckArgs, config: &crate::config::LoadedConfig) -> Result<R
                 previous: Some(entry),
                 detail: Detail::Full,
             };
-            server_diff = diff_servers(entry, &build_server(&capture, &options)?);
+            let live = build_server(&capture, &options)?;
+            server_diff = diff_servers(entry, &live);
+            server_diff.changes = crate::classify::classify_server(
+                Some(entry),
+                Some(&live),
+                &crate::review::context_for(governance, name),
+            );
             changed_names.push(name.clone());
         }
         if server_diff.is_change()
@@ -1319,6 +1410,176 @@ fn explain(args: &crate::cli::ExplainArgs, out: &mut dyn Write) -> Result<u8, Er
             code.severity.name(),
             code.summary,
             code.explanation
+        ),
+    )?;
+    Ok(EXIT_SAME)
+}
+
+/// Splits `SERVER/SUBJECT` (the subject may itself contain `/`, as URI templates do).
+fn split_target(target: &str) -> (&str, Option<&str>) {
+    match target.split_once('/') {
+        Some((server, subject)) if !subject.is_empty() => (server, Some(subject)),
+        Some((server, _)) => (server, None),
+        None => (target, None),
+    }
+}
+
+fn who(by: Option<&String>) -> Result<String, Error> {
+    if let Some(by) = by {
+        return Ok(by.clone());
+    }
+    crate::git::identity(Path::new(".")).ok_or_else(|| {
+        Error::usage(
+            "no --by given and git has no user.name configured",
+            "pass --by 'Your Name', or run: git config user.name 'Your Name'",
+        )
+    })
+}
+
+fn approve(args: &crate::cli::ApproveArgs, out: &mut dyn Write) -> Result<u8, Error> {
+    let (server, subject) = split_target(&args.target);
+    if subject.is_none() && !args.all {
+        return Err(Error::usage(
+            format!(
+                "say what to approve: {server}/TOOL, or {server} --all for every pending change"
+            ),
+            format!("catalock check --base origin/main lists each change with its approve command"),
+        ));
+    }
+    if args.reason.trim().is_empty() {
+        return Err(Error::usage(
+            "--reason is empty: an approval records why",
+            "pass --reason 'why this change is fine'",
+        ));
+    }
+    let base = match (&args.base.base, &args.base.baseline) {
+        (Some(rev), _) => crate::review::Base::Revision(rev.clone()),
+        (None, Some(file)) => crate::review::Base::File(file.clone()),
+        (None, None) => crate::review::Base::Revision(default_base()),
+    };
+    let by = who(args.by.as_ref())?;
+    let governance = crate::config::load_governance(Path::new(&args.config))?;
+    let (base_lockfile, label) = crate::review::read_base(&base, &args.lockfile)?;
+    let (work, _) = read_trusted(&args.lockfile)?;
+    if work.lockfile.server(server).is_none() && base_lockfile.server(server).is_none() {
+        return Err(no_entry(&work.lockfile, server, &args.lockfile));
+    }
+    let review = crate::review::review(&base_lockfile, &work.lockfile, &governance, &label, "");
+    let pending = crate::review::pending_approvals(&review, server, subject);
+    if pending.is_empty() {
+        let changed = review
+            .servers
+            .iter()
+            .find(|s| s.server == server)
+            .is_some_and(|s| {
+                s.changes
+                    .iter()
+                    .any(|c| subject.is_none_or(|sub| sub == c.subject))
+            });
+        let what = subject.map_or(format!("`{server}`"), |s| format!("`{server}/{s}`"));
+        return Err(Error::usage(
+            if changed {
+                format!(
+                    "nothing of {what} needs approval since {label} (its changes are allowed, denied or already approved)"
+                )
+            } else {
+                format!("{what} has no changes since {label}")
+            },
+            format!("catalock check {} lists what needs approval", base.args()),
+        ));
+    }
+    crate::review::record_approvals(Path::new(&args.config), &pending, &by, &args.reason)?;
+    let mut text = String::new();
+    for approval in &pending {
+        text.push_str(&format!(
+            "approved {}/{}: {} -> {} ({})\n",
+            approval.server,
+            approval.subject,
+            approval
+                .from
+                .as_deref()
+                .map_or("(none)".to_string(), short_digest),
+            approval
+                .to
+                .as_deref()
+                .map_or("(none)".to_string(), short_digest),
+            approval.codes.join(", ")
+        ));
+    }
+    text.push_str(&format!(
+        "recorded {} approval{} in {} by {by}\n",
+        pending.len(),
+        if pending.len() == 1 { "" } else { "s" },
+        args.config
+    ));
+    write_output(out, &text)?;
+    Ok(EXIT_SAME)
+}
+
+fn short_digest(digest: &str) -> String {
+    digest.chars().take(19).collect()
+}
+
+/// The base `approve` compares with when none is given: the upstream of a pull request.
+fn default_base() -> String {
+    std::env::var("GITHUB_BASE_REF")
+        .ok()
+        .filter(|b| !b.is_empty())
+        .map(|b| format!("origin/{b}"))
+        .unwrap_or_else(|| "origin/main".to_string())
+}
+
+fn deprecate(args: &crate::cli::DeprecateArgs, out: &mut dyn Write) -> Result<u8, Error> {
+    let (server, tool) = split_target(&args.target);
+    let Some(tool) = tool else {
+        return Err(Error::usage(
+            format!("say which tool: {server}/TOOL"),
+            format!("catalock deprecate {server}/TOOL --remove-after YYYY-MM-DD"),
+        ));
+    };
+    if !crate::policy::is_date(&args.remove_after) {
+        return Err(Error::usage(
+            format!(
+                "--remove-after {:?} is not a date (YYYY-MM-DD)",
+                args.remove_after
+            ),
+            format!(
+                "catalock deprecate {} --remove-after 2027-01-31",
+                shell_quote(&args.target)
+            ),
+        ));
+    }
+    let (work, _) = read_trusted(&args.lockfile)?;
+    let entry = work
+        .lockfile
+        .server(server)
+        .ok_or_else(|| no_entry(&work.lockfile, server, &args.lockfile))?;
+    if !entry.tools.iter().any(|t| t.name == tool) {
+        return Err(Error::usage(
+            format!(
+                "server `{server}` in {} has no tool `{tool}`",
+                args.lockfile
+            ),
+            format!(
+                "catalock deprecate {server}/TOOL with one of its {} tools",
+                entry.tools.len()
+            ),
+        ));
+    }
+    let by = who(args.by.as_ref())?;
+    crate::review::record_deprecation(
+        Path::new(&args.config),
+        server,
+        tool,
+        &args.remove_after,
+        args.reason.as_deref(),
+        &by,
+    )?;
+    write_output(
+        out,
+        &format!(
+            "deprecated {server}/{tool}: removing it after {} is safe (recorded in {})\n",
+            args.remove_after, args.config
         ),
     )?;
     Ok(EXIT_SAME)

@@ -126,6 +126,7 @@ pub fn build_server(capture: &Capture, options: &BuildOptions<'_>) -> Result<Loc
             .map(json::canonical),
         protocol_version: capture.server.protocol_version.clone(),
         server_info: capture.server.server_info.as_ref().map(json::canonical),
+        previous_versions: previous_versions(capture, options.previous),
         server_digest,
         catalog_revision,
         tool_count: tools.len() as u64,
@@ -543,4 +544,27 @@ where
         out.extend(part?);
     }
     Ok(out)
+}
+
+/// The previous entry's version history, with its version appended when the server's
+/// version changed (see [`crate::version`]).
+fn previous_versions(capture: &Capture, previous: Option<&LockedServer>) -> Vec<String> {
+    let Some(previous) = previous else {
+        return Vec::new();
+    };
+    let version = |info: Option<&Value>| -> Option<String> {
+        match info?.get("version")? {
+            Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        }
+    };
+    let before = previous
+        .server_info
+        .as_deref()
+        .and_then(|text| serde_json::from_str::<Value>(text).ok());
+    crate::version::next_history(
+        &previous.previous_versions,
+        version(before.as_ref()).as_deref(),
+        version(capture.server.server_info.as_ref()).as_deref(),
+    )
 }

@@ -31,6 +31,64 @@ pub enum Command {
     Fmt(FmtArgs),
     /// Explain a change code, or list them all.
     Explain(ExplainArgs),
+    /// Approve a tool's (or the server's) pending contract change, bound to its digests.
+    Approve(ApproveArgs),
+    /// Announce that a tool will be removed: removing it after DATE is then safe.
+    Deprecate(DeprecateArgs),
+}
+
+/// Where the base lockfile of a review comes from.
+#[derive(Debug, Args, Clone, Default)]
+pub struct BaseArgs {
+    /// Review mode: judge what changed since the lockfile committed at this git revision
+    /// (e.g. origin/main, a SHA, FETCH_HEAD).
+    #[arg(long, value_name = "REF", conflicts_with = "baseline")]
+    pub base: Option<String>,
+    /// Review mode without git: judge what changed since this lockfile.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// SERVER/TOOL (or SERVER/prompt:NAME, SERVER/resource-template:URI,
+    /// SERVER/@instructions, SERVER/@server), or SERVER with --all.
+    pub target: String,
+    /// Why the change is acceptable (recorded).
+    #[arg(long)]
+    pub reason: String,
+    /// Who approves [default: the git identity, user.name <user.email>]
+    #[arg(long)]
+    pub by: Option<String>,
+    /// Approve every pending change of the server.
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub base: BaseArgs,
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_LOCKFILE)]
+    pub lockfile: String,
+    /// The file approvals are recorded in.
+    #[arg(long, value_name = "PATH", default_value = "catalock.toml")]
+    pub config: String,
+}
+
+#[derive(Debug, Args)]
+pub struct DeprecateArgs {
+    /// SERVER/TOOL.
+    pub target: String,
+    /// The day (YYYY-MM-DD) after which removing the tool is safe.
+    #[arg(long, value_name = "DATE")]
+    pub remove_after: String,
+    /// Why, and what to use instead (recorded).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Who deprecates [default: the git identity]
+    #[arg(long)]
+    pub by: Option<String>,
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_LOCKFILE)]
+    pub lockfile: String,
+    #[arg(long, value_name = "PATH", default_value = "catalock.toml")]
+    pub config: String,
 }
 
 #[derive(Debug, Args)]
@@ -78,6 +136,11 @@ pub struct CheckArgs {
     pub lockfile: String,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    #[command(flatten)]
+    pub base: BaseArgs,
+    /// The policy, owners, approvals and deprecations.
+    #[arg(long, value_name = "PATH", default_value = "catalock.toml")]
+    pub config: String,
 }
 
 /// How to reach a live server, and the limits of the session.
@@ -146,6 +209,9 @@ pub struct DiffArgs {
     pub name: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Owners, deprecations and token thresholds used to classify.
+    #[arg(long, value_name = "PATH", default_value = "catalock.toml")]
+    pub config: String,
 }
 
 #[derive(Debug, Args)]

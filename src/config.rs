@@ -23,6 +23,12 @@ pub const DETECTED_MCP_CONFIGS: [&str; 3] = [".mcp.json", ".vscode/mcp.json", ".
 pub struct ConfigFile {
     #[serde(default, rename = "server")]
     pub servers: Vec<ConfiguredServer>,
+    #[serde(default)]
+    pub policy: crate::policy::PolicyConfig,
+    #[serde(default, rename = "approval")]
+    pub approvals: Vec<crate::policy::Approval>,
+    #[serde(default, rename = "deprecation")]
+    pub deprecations: Vec<crate::policy::Deprecation>,
 }
 
 /// One `[[server]]`: a stdio command or an HTTP URL.
@@ -48,6 +54,12 @@ pub struct ConfiguredServer {
     /// `auto` (default), `modern`, `legacy` or a protocol version.
     #[serde(default)]
     pub protocol: Option<String>,
+    /// The team or person who reviews this server's contract changes.
+    #[serde(default)]
+    pub owner: Option<String>,
+    /// Token budget for the server's tools (`tokens-grew` when passed).
+    #[serde(default)]
+    pub token_budget: Option<u64>,
 }
 
 /// Where the server list came from, for messages.
@@ -57,11 +69,43 @@ pub struct LoadedConfig {
     pub servers: Vec<ConfiguredServer>,
 }
 
+/// What `catalock.toml` says about judging changes (empty when there is no file).
+#[derive(Debug, Clone, Default)]
+pub struct Governance {
+    pub policy: crate::policy::Policy,
+    /// Servers declared in `catalock.toml`: (name, owner, token budget).
+    pub servers: Vec<(String, Option<String>, Option<u64>)>,
+}
+
+/// Reads the policy, approvals, deprecations and owners of `catalock.toml` in `dir`.
+pub fn load_governance(path: &Path) -> Result<Governance, Error> {
+    if !path.exists() {
+        return Ok(Governance::default());
+    }
+    let config = parse_catalock_toml(path)?;
+    Ok(Governance {
+        policy: crate::policy::Policy {
+            config: config.policy,
+            approvals: config.approvals,
+            deprecations: config.deprecations,
+        },
+        servers: config
+            .servers
+            .into_iter()
+            .map(|s| (s.name, s.owner, s.token_budget))
+            .collect(),
+    })
+}
+
 /// Loads `catalock.toml` if present, else the first MCP client config found.
 pub fn discover_config(dir: &Path) -> Result<Option<LoadedConfig>, Error> {
     let main = dir.join(CONFIG_FILE);
     if main.exists() {
-        return load_catalock_toml(&main).map(Some);
+        let loaded = load_catalock_toml(&main)?;
+        // A catalock.toml may hold only policy; the servers then come from an MCP config.
+        if !loaded.servers.is_empty() {
+            return Ok(Some(loaded));
+        }
     }
     for candidate in DETECTED_MCP_CONFIGS {
         let path = dir.join(candidate);
@@ -73,6 +117,14 @@ pub fn discover_config(dir: &Path) -> Result<Option<LoadedConfig>, Error> {
 }
 
 pub fn load_catalock_toml(path: &Path) -> Result<LoadedConfig, Error> {
+    let config = parse_catalock_toml(path)?;
+    Ok(LoadedConfig {
+        path: path.to_path_buf(),
+        servers: config.servers,
+    })
+}
+
+fn parse_catalock_toml(path: &Path) -> Result<ConfigFile, Error> {
     let label = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::usage(
@@ -80,10 +132,20 @@ pub fn load_catalock_toml(path: &Path) -> Result<LoadedConfig, Error> {
             "check the path",
         )
     })?;
-    let config: ConfigFile = toml::from_str(&text).map_err(|e| {
+    parse_config_text(&text, path)
+}
+
+/// Checks that `text` is a `catalock.toml` catalock accepts.
+pub fn load_governance_text(text: &str, path: &Path) -> Result<(), Error> {
+    parse_config_text(text, path).map(|_| ())
+}
+
+fn parse_config_text(text: &str, path: &Path) -> Result<ConfigFile, Error> {
+    let label = path.display().to_string();
+    let config: ConfigFile = toml::from_str(text).map_err(|e| {
         let (line, column) = e
             .span()
-            .map(|s| crate::json::line_col(&text, s.start))
+            .map(|s| crate::json::line_col(text, s.start))
             .unwrap_or((0, 0));
         Error::usage(
             format!(
@@ -117,10 +179,7 @@ pub fn load_catalock_toml(path: &Path) -> Result<LoadedConfig, Error> {
             "give each [[server]] its own name",
         ));
     }
-    Ok(LoadedConfig {
-        path: path.to_path_buf(),
-        servers: config.servers,
-    })
+    Ok(config)
 }
 
 /// Reads an MCP client config: `mcpServers` (Claude Code, Claude Desktop, Cursor) or
@@ -190,6 +249,8 @@ pub fn load_mcp_config(path: &Path) -> Result<LoadedConfig, Error> {
             headers: strings("headers"),
             client_capabilities: None,
             protocol: None,
+            owner: None,
+            token_budget: None,
         };
         if server.command.is_none() && server.url.is_none() {
             return Err(Error::usage(

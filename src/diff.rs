@@ -102,6 +102,8 @@ pub struct ServerDiff {
     pub tokens: Tokens,
     /// Differences that are not contract changes (server version, protocol, cosmetic form).
     pub notes: Vec<String>,
+    /// Every change, classified by code and severity, most severe first.
+    pub changes: Vec<crate::classify::ClassifiedChange>,
 }
 
 impl ServerDiff {
@@ -161,6 +163,7 @@ fn whole_server(server: &LockedServer, change: Change) -> ServerDiff {
         coverage: Vec::new(),
         tokens,
         notes: Vec::new(),
+        changes: Vec::new(),
     }
 }
 
@@ -334,6 +337,7 @@ pub fn diff_servers(old: &LockedServer, new: &LockedServer) -> ServerDiff {
             after: Some(new.total_tokens),
         },
         notes,
+        changes: Vec::new(),
     }
 }
 

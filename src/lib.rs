@@ -14,6 +14,7 @@
 pub mod app;
 pub mod build;
 pub mod capture;
+pub mod classify;
 pub mod cli;
 pub mod codes;
 pub mod config;
@@ -24,7 +25,9 @@ pub mod git;
 pub mod json;
 pub mod live;
 pub mod lockfile;
+pub mod policy;
 pub mod report;
+pub mod review;
 pub mod schema;
 pub mod schema_diff;
 pub mod tokens;

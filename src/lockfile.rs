@@ -83,6 +83,10 @@ pub struct LockedServer {
     /// The server's self-description (`serverInfo`) as compact JSON. Recorded, not digested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_info: Option<String>,
+    /// `serverInfo.version` values this entry had before the current one, oldest first:
+    /// versions that are not semver are ordered by when they were locked. Not digested.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub previous_versions: Vec<String>,
     /// Digest of the whole server contract: tools, instructions, prompts, resource templates.
     pub server_digest: Digest,
     /// `ram-tool-catalog-v1` revision of the tools.
@@ -352,6 +356,16 @@ impl LockedServer {
         }
         if let Some(v) = &self.server_info {
             kv_str(out, "server-info", v);
+        }
+        if !self.previous_versions.is_empty() {
+            out.push_str("previous-versions = [");
+            for (i, version) in self.previous_versions.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_toml_string(out, version);
+            }
+            out.push_str("]\n");
         }
         kv_str(out, "server-digest", &self.server_digest.to_string());
         kv_str(out, "catalog-revision", &self.catalog_revision.to_string());
@@ -954,6 +968,7 @@ mod fast {
                         ("authorization", v) => s.authorization = Some(v.string()?),
                         ("protocol-version", v) => s.protocol_version = Some(v.string()?),
                         ("server-info", v) => s.server_info = Some(v.string()?),
+                        ("previous-versions", Value::List(list)) => s.previous_versions = list,
                         ("server-digest", v) => s.server_digest = v.digest()?,
                         ("catalog-revision", v) => s.catalog_revision = v.digest()?,
                         ("tool-count", v) => s.tool_count = v.int()?,
@@ -1047,6 +1062,7 @@ mod fast {
             authorization: None,
             protocol_version: None,
             server_info: None,
+            previous_versions: Vec::new(),
             server_digest: ZERO,
             catalog_revision: ZERO,
             tool_count: 0,

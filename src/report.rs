@@ -4,6 +4,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::classify::{ClassifiedChange, SubjectKind};
+use crate::codes::Severity;
+use crate::contract::Digest;
 use crate::diff::{Change, FieldChange, ServerDiff, Tokens};
 use crate::error::{Error, ErrorKind};
 use crate::verify::Finding;
@@ -66,6 +69,34 @@ pub struct Report {
     pub accept: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorReport>,
+    /// What a pull request changes and how the policy judged it (`check --base`/`--baseline`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<Review>,
+}
+
+/// The review of the changes between a base lockfile and the working one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Review {
+    /// The base: `REF:PATH` or the baseline file.
+    pub base: String,
+    pub servers: Vec<ServerReview>,
+    /// Ignores past their expiry date: each fails the review.
+    pub expired_ignores: Vec<String>,
+    /// Changes that fail the review (denied, or needing an approval).
+    pub failing: usize,
+}
+
+/// One server's changes since the base.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ServerReview {
+    pub server: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Digest>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Digest>,
+    pub changes: Vec<ClassifiedChange>,
 }
 
 impl Report {
@@ -80,6 +111,7 @@ impl Report {
             notes: Vec::new(),
             accept: None,
             error: None,
+            review: None,
         }
     }
 
@@ -112,6 +144,10 @@ impl Report {
             let _ = writeln!(out, "hint: {}", error.hint);
             return out;
         }
+        // check and diff say the verdict first; verify after its findings.
+        if self.command != "verify" {
+            let _ = writeln!(out, "{}", self.summary());
+        }
         for finding in &self.findings {
             let mut place = String::new();
             if finding.line > 0 {
@@ -128,10 +164,15 @@ impl Report {
         for server in &self.servers {
             render_server(&mut out, server, sides);
         }
+        if let Some(review) = &self.review {
+            render_review(&mut out, review);
+        }
         for note in &self.notes {
             let _ = writeln!(out, "note: {note}");
         }
-        let _ = writeln!(out, "{}", self.summary());
+        if self.command == "verify" {
+            let _ = writeln!(out, "{}", self.summary());
+        }
         if let Some(accept) = &self.accept {
             let _ = writeln!(out, "to accept: {accept}");
         }
@@ -150,11 +191,40 @@ impl Report {
                 }
             }
             _ => {
+                let mut text = self.drift_summary();
+                if let Some(review) = &self.review {
+                    let _ = write!(
+                        text,
+                        "; review against {}: {}",
+                        review.base,
+                        if review.failing == 0 {
+                            "passes".to_string()
+                        } else {
+                            format!(
+                                "{} change{} fail{} the policy",
+                                review.failing,
+                                if review.failing == 1 { "" } else { "s" },
+                                if review.failing == 1 { "s" } else { "" }
+                            )
+                        }
+                    );
+                }
+                text
+            }
+        }
+    }
+
+    /// The drift (or diff) part of the summary.
+    fn drift_summary(&self) -> String {
+        {
+            {
                 let changed: Vec<&ServerDiff> =
                     self.servers.iter().filter(|s| s.is_change()).collect();
                 if changed.is_empty() {
                     return "no contract changes".to_string();
                 }
+                let classified: Vec<&ClassifiedChange> =
+                    changed.iter().flat_map(|s| &s.changes).collect();
                 let mut counts = [0usize; 3];
                 let mut other = 0usize;
                 for server in &changed {
@@ -174,7 +244,9 @@ impl Report {
                     }
                 }
                 let tools = counts.iter().sum::<usize>();
-                let mut text = if parts.is_empty() {
+                let mut text = if !classified.is_empty() {
+                    severity_summary(&classified)
+                } else if parts.is_empty() {
                     String::from("no tool changes")
                 } else {
                     format!(
@@ -262,7 +334,10 @@ fn render_server(out: &mut String, server: &ServerDiff, sides: (&str, &str)) {
             let _ = writeln!(out, "server `{}`: contract unchanged", server.server);
         }
     }
-    for tool in &server.tools {
+    if !server.changes.is_empty() {
+        render_changes(out, &server.changes, "  ");
+    }
+    for tool in server.tools.iter().filter(|_| server.changes.is_empty()) {
         match tool.change {
             Change::Added => {
                 let _ = writeln!(
@@ -302,11 +377,15 @@ fn render_server(out: &mut String, server: &ServerDiff, sides: (&str, &str)) {
             }
         }
     }
-    if let Some(field) = &server.instructions {
+    if let Some(field) = server
+        .instructions
+        .as_ref()
+        .filter(|_| server.changes.is_empty())
+    {
         let _ = writeln!(out, "  ~ instructions changed");
         render_field(out, field, "      ", sides);
     }
-    for item in &server.items {
+    for item in server.items.iter().filter(|_| server.changes.is_empty()) {
         let (mark, verb) = match item.change {
             Change::Added => ('+', "added"),
             Change::Removed => ('-', "removed"),
@@ -358,5 +437,156 @@ fn render_unified(out: &mut String, unified: &str, indent: &str, sides: (&str, &
     let _ = writeln!(out, "{indent}+++ {}", sides.1);
     for line in unified.lines() {
         let _ = writeln!(out, "{indent}{line}");
+    }
+}
+
+/// "2 breaking, 1 risky, 3 safe in 2 tools".
+pub fn severity_summary(changes: &[&ClassifiedChange]) -> String {
+    let mut parts = Vec::new();
+    for severity in [
+        Severity::Breaking,
+        Severity::Risky,
+        Severity::Safe,
+        Severity::Cosmetic,
+    ] {
+        let n = changes.iter().filter(|c| c.severity == severity).count();
+        if n > 0 {
+            parts.push(format!("{n} {}", severity.name()));
+        }
+    }
+    let mut tools: Vec<&str> = changes
+        .iter()
+        .filter(|c| c.kind == SubjectKind::Tool)
+        .map(|c| c.subject.as_str())
+        .collect();
+    tools.sort_unstable();
+    tools.dedup();
+    let others = changes.iter().any(|c| c.kind != SubjectKind::Tool);
+    let mut text = if parts.is_empty() {
+        "no classified changes".to_string()
+    } else {
+        parts.join(", ")
+    };
+    match (tools.len(), others) {
+        (0, _) => text.push_str(" at server level"),
+        (n, false) => {
+            let _ = write!(text, " in {n} tool{}", if n == 1 { "" } else { "s" });
+        }
+        (n, true) => {
+            let _ = write!(
+                text,
+                " in {n} tool{} and the server",
+                if n == 1 { "" } else { "s" }
+            );
+        }
+    }
+    text
+}
+
+/// Changes grouped by subject, the subject with the most severe change first.
+fn render_changes(out: &mut String, changes: &[ClassifiedChange], indent: &str) {
+    let mut subjects: Vec<(&str, SubjectKind, Severity)> = Vec::new();
+    for change in changes {
+        match subjects
+            .iter_mut()
+            .find(|(s, k, _)| *s == change.subject && *k == change.kind)
+        {
+            Some(entry) => entry.2 = entry.2.min(change.severity),
+            None => subjects.push((&change.subject, change.kind, change.severity)),
+        }
+    }
+    subjects.sort_by(|a, b| (a.2, a.1, a.0).cmp(&(b.2, b.1, b.0)));
+    for (subject, kind, _) in subjects {
+        let title = match kind {
+            SubjectKind::Tool => format!("tool `{subject}`"),
+            SubjectKind::Prompt => format!("prompt `{}`", subject.trim_start_matches("prompt:")),
+            SubjectKind::ResourceTemplate => format!(
+                "resource template `{}`",
+                subject.trim_start_matches("resource-template:")
+            ),
+            SubjectKind::Instructions => "instructions".to_string(),
+            SubjectKind::Server => "server".to_string(),
+        };
+        let _ = writeln!(out, "{indent}{title}");
+        let mine = changes
+            .iter()
+            .filter(|c| c.subject == subject && c.kind == kind);
+        for change in mine {
+            let mut line = format!("{indent}  {:<9} {}", change.severity.name(), change.code);
+            if let Some(pointer) = change.pointer.as_deref().filter(|p| !p.is_empty()) {
+                let _ = write!(line, " {pointer}");
+            }
+            let _ = write!(line, ": {}", change.detail);
+            if let Some(verdict) = &change.verdict {
+                let _ = write!(line, " [{}]", verdict.status.name());
+            }
+            let _ = writeln!(out, "{line}");
+            if let Some(diff) = &change.word_diff {
+                for text in diff.lines() {
+                    let _ = writeln!(out, "{indent}      {text}");
+                }
+            }
+            if let Some(note) = change.verdict.as_ref().and_then(|v| v.note.as_ref()) {
+                let _ = writeln!(out, "{indent}      {note}");
+            }
+            if let Some(command) = &change.approve {
+                let _ = writeln!(out, "{indent}      to approve: {command}");
+            }
+        }
+    }
+}
+
+fn render_review(out: &mut String, review: &Review) {
+    let all: Vec<&ClassifiedChange> = review.servers.iter().flat_map(|s| &s.changes).collect();
+    let _ = writeln!(
+        out,
+        "review against {}: {}",
+        review.base,
+        if all.is_empty() {
+            "no contract changes".to_string()
+        } else {
+            severity_summary(&all)
+        }
+    );
+    for server in &review.servers {
+        if server.changes.is_empty() {
+            continue;
+        }
+        let owner = server
+            .owner
+            .as_deref()
+            .map(|o| format!(", owner {o}"))
+            .unwrap_or_default();
+        let digests = match (server.before, server.after) {
+            (Some(a), Some(b)) if a != b => format!(" ({} -> {})", a.short(), b.short()),
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "server `{}`{digests}{owner}", server.server);
+        render_changes(out, &server.changes, "  ");
+    }
+    for expired in &review.expired_ignores {
+        let _ = writeln!(out, "error: {expired}");
+    }
+    let count = |status: crate::policy::Status| {
+        all.iter()
+            .filter(|c| c.verdict.as_ref().is_some_and(|v| v.status == status))
+            .count()
+    };
+    let mut parts = Vec::new();
+    for (status, word) in [
+        (crate::policy::Status::Denied, "denied"),
+        (crate::policy::Status::NeedsApproval, "need approval"),
+        (crate::policy::Status::Approved, "approved"),
+        (crate::policy::Status::Ignored, "ignored"),
+        (crate::policy::Status::Warned, "warned"),
+        (crate::policy::Status::Allowed, "allowed"),
+    ] {
+        let n = count(status);
+        if n > 0 {
+            parts.push(format!("{n} {word}"));
+        }
+    }
+    if !parts.is_empty() {
+        let _ = writeln!(out, "review: {}", parts.join(", "));
     }
 }

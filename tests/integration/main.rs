@@ -5,6 +5,7 @@ mod support;
 
 mod bad_input;
 mod captures;
+mod changes;
 mod commands;
 mod config;
 mod generated;
@@ -12,5 +13,6 @@ mod live_faults;
 mod live_http;
 mod live_stdio;
 mod properties;
+mod review;
 mod snapshots;
 mod vectors;

@@ -56,6 +56,8 @@ impl Scratch {
         let mut cmd = Command::cargo_bin("catalock").expect("binary");
         cmd.current_dir(self.dir.path())
             .env("NO_COLOR", "1")
+            // Deprecations, ignores and approvals are dated: fix "today".
+            .env("CATALOCK_TODAY", "2026-11-29")
             .args(args);
         cmd
     }
