@@ -397,7 +397,9 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
     );
     let reachable = !no_source(&args.from, &args.live) || load_config(&args.live)?.is_some();
     let mut report = if reachable {
-        drift(args, &governance)?
+        let mut report = drift(args, &governance)?;
+        report.drift_checked = true;
+        report
     } else {
         notes.push(format!(
             "drift not checked: no server to reach (give --from, a command, --url, or [[server]] entries in {})",
@@ -1443,7 +1445,8 @@ fn approve(args: &crate::cli::ApproveArgs, out: &mut dyn Write) -> Result<u8, Er
             format!(
                 "say what to approve: {server}/TOOL, or {server} --all for every pending change"
             ),
-            format!("catalock check --base origin/main lists each change with its approve command"),
+            "catalock check --base origin/main lists each change with its approve command"
+                .to_string(),
         ));
     }
     if args.reason.trim().is_empty() {

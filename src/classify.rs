@@ -596,12 +596,15 @@ fn classify_tool(
     }
 }
 
+/// Records one change of the tool being classified: (changes, code, pointer, detail).
+type PushChange<'a> = dyn Fn(&mut Vec<ClassifiedChange>, &'static str, &str, String) + 'a;
+
 fn classify_annotations(
     a: &Map<String, Value>,
     b: &Map<String, Value>,
     pointer: &str,
     out: &mut Vec<ClassifiedChange>,
-    push: &dyn Fn(&mut Vec<ClassifiedChange>, &'static str, &str, String),
+    push: &PushChange<'_>,
 ) {
     let empty = Map::new();
     let annotations = |m: &Map<String, Value>| -> Map<String, Value> {
@@ -945,9 +948,7 @@ pub fn visible(text: &str) -> String {
 fn mixed_script_word(text: &str) -> Option<&str> {
     text.split(|c: char| !c.is_alphanumeric()).find(|word| {
         let latin = word.chars().any(|c| c.is_ascii_alphabetic());
-        let lookalike = word
-            .chars()
-            .any(|c| matches!(c as u32, 0x0370..=0x03FF | 0x0400..=0x04FF));
+        let lookalike = word.chars().any(|c| matches!(c as u32, 0x0370..=0x04FF));
         latin && lookalike
     })
 }
@@ -1032,7 +1033,7 @@ mod tests {
         assert_eq!(word_diff("same", "same"), None);
         assert_eq!(
             word_diff("ok", "ok\u{200B}").as_deref(),
-            Some("ok{+<U+200B>+}")
+            Some("[-ok-]{+ok<U+200B>+}")
         );
     }
 }

@@ -72,6 +72,9 @@ pub struct Report {
     /// What a pull request changes and how the policy judged it (`check --base`/`--baseline`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<Review>,
+    /// Whether a live (or captured) contract was compared with the lockfile.
+    #[serde(skip)]
+    pub drift_checked: bool,
 }
 
 /// The review of the changes between a base lockfile and the working one.
@@ -112,6 +115,7 @@ impl Report {
             accept: None,
             error: None,
             review: None,
+            drift_checked: false,
         }
     }
 
@@ -191,11 +195,15 @@ impl Report {
                 }
             }
             _ => {
-                let mut text = self.drift_summary();
-                if let Some(review) = &self.review {
+                let Some(review) = &self.review else {
+                    return self.drift_summary();
+                };
+                let drifted = self.servers.iter().any(|s| s.is_change());
+                let mut text = String::new();
+                {
                     let _ = write!(
                         text,
-                        "; review against {}: {}",
+                        "review against {}: {}",
                         review.base,
                         if review.failing == 0 {
                             "passes".to_string()
@@ -208,6 +216,11 @@ impl Report {
                             )
                         }
                     );
+                }
+                if drifted {
+                    let _ = write!(text, "; drift: {}", self.drift_summary());
+                } else if self.drift_checked {
+                    text.push_str("; the live contract matches the lockfile");
                 }
                 text
             }
@@ -263,11 +276,19 @@ impl Report {
                     );
                 }
                 let servers = changed.len();
-                let _ = write!(
-                    text,
-                    " in {servers} server{}",
-                    if servers == 1 { "" } else { "s" }
-                );
+                let _ = if classified.is_empty() {
+                    write!(
+                        text,
+                        " in {servers} server{}",
+                        if servers == 1 { "" } else { "s" }
+                    )
+                } else {
+                    write!(
+                        text,
+                        " ({servers} server{})",
+                        if servers == 1 { "" } else { "s" }
+                    )
+                };
                 let before: u64 = changed.iter().filter_map(|s| s.tokens.before).sum();
                 let after: u64 = changed.iter().filter_map(|s| s.tokens.after).sum();
                 if before != after {
@@ -511,6 +532,8 @@ fn render_changes(out: &mut String, changes: &[ClassifiedChange], indent: &str) 
         let mine = changes
             .iter()
             .filter(|c| c.subject == subject && c.kind == kind);
+        // Notes and approve commands are per subject: say each once, after its changes.
+        let mut after: Vec<String> = Vec::new();
         for change in mine {
             let mut line = format!("{indent}  {:<9} {}", change.severity.name(), change.code);
             if let Some(pointer) = change.pointer.as_deref().filter(|p| !p.is_empty()) {
@@ -526,12 +549,16 @@ fn render_changes(out: &mut String, changes: &[ClassifiedChange], indent: &str) 
                     let _ = writeln!(out, "{indent}      {text}");
                 }
             }
-            if let Some(note) = change.verdict.as_ref().and_then(|v| v.note.as_ref()) {
-                let _ = writeln!(out, "{indent}      {note}");
+            let note = change.verdict.as_ref().and_then(|v| v.note.clone());
+            let approve = change.approve.as_ref().map(|c| format!("to approve: {c}"));
+            for line in note.into_iter().chain(approve) {
+                if !after.contains(&line) {
+                    after.push(line);
+                }
             }
-            if let Some(command) = &change.approve {
-                let _ = writeln!(out, "{indent}      to approve: {command}");
-            }
+        }
+        for line in after {
+            let _ = writeln!(out, "{indent}    {line}");
         }
     }
 }
@@ -540,7 +567,7 @@ fn render_review(out: &mut String, review: &Review) {
     let all: Vec<&ClassifiedChange> = review.servers.iter().flat_map(|s| &s.changes).collect();
     let _ = writeln!(
         out,
-        "review against {}: {}",
+        "changes since {}: {}",
         review.base,
         if all.is_empty() {
             "no contract changes".to_string()
