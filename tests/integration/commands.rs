@@ -38,12 +38,11 @@ fn check_passes_on_the_locked_capture_and_fails_on_a_change() {
     let (code, out, _) = s.run(&["check", "--from", &file]);
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("~ tool `echo` changed: surface, economy"),
+        out.contains("risky     description-changed /description: 5 -> 6 words"),
         "{out}"
     );
-    assert!(out.contains("- Echoes back the input string\n"), "{out}");
     assert!(
-        out.contains("+ Echoes back the input string twice"),
+        out.contains("        Echoes back the input string{+ twice+}\n"),
         "{out}"
     );
     assert!(
@@ -62,7 +61,7 @@ fn the_accept_command_accepts() {
     let (code, out, _) = s.run(&["check", "--from", &file]);
     assert_eq!(code, 1);
     assert!(
-        out.contains("annotations.readOnlyHint: true -> false"),
+        out.contains("permission-escalated /annotations/readOnlyHint: readOnlyHint true -> false"),
         "{out}"
     );
     let accept = out
@@ -77,35 +76,49 @@ fn the_accept_command_accepts() {
 #[test]
 fn each_section_reports_its_own_change() {
     type Change = fn(&mut serde_json::Value);
-    let cases: [(&str, Change); 4] = [
-        ("surface", |t| {
+    let cases: [(&str, &str, Change); 4] = [
+        ("surface", "input-constraint-tightened", |t| {
             t["inputSchema"]["properties"]["message"]["maxLength"] = 10.into()
         }),
-        ("behavior", |t| {
+        ("behavior", "execution-changed", |t| {
             t["execution"]["taskSupport"] = "optional".into()
         }),
-        ("behavior", |t| {
+        ("behavior", "meta-changed", |t| {
             t["_meta"] = serde_json::json!({"ui": {"resourceUri": "ui://x"}})
         }),
-        ("permissions", |t| {
+        ("permissions", "permission-escalated", |t| {
             t["annotations"]["openWorldHint"] = true.into()
         }),
     ];
-    for (section, change) in cases {
+    for (section, code, change) in cases {
         let s = Scratch::new();
         s.lock_everything();
         let file = changed_everything(&s, change);
-        let (code, out, _) = s.run(&["check", "--from", &file]);
-        assert_eq!(code, 1, "{out}");
-        let line = out
-            .lines()
-            .find(|l| l.contains("tool `echo` changed"))
+        let (status, out, _) = s.run(&["check", "--from", &file, "--format", "json"]);
+        assert_eq!(status, 1, "{out}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let server = &report["servers"][0];
+        let echo = server["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "echo")
             .expect(&out);
-        assert!(
-            line.ends_with(&format!("changed: {section}"))
-                || line.contains(&format!("changed: {section},")),
-            "{section}: {line}"
-        );
+        let sections: Vec<&str> = echo["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["section"].as_str().unwrap())
+            .filter(|s| *s != "economy")
+            .collect();
+        assert_eq!(sections, [section], "{code}");
+        let codes: Vec<&str> = server["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(codes, [code], "{section}");
     }
 }
 
@@ -142,11 +155,14 @@ fn stating_a_default_hint_is_not_a_change() {
         code, 1,
         "annotations.title = null is a real (behavior) change: {out}"
     );
-    assert!(out.contains("changed: behavior"), "{out}");
+    assert!(
+        out.contains("cosmetic  title-changed /annotations/title: added: null"),
+        "{out}"
+    );
     let (code, out, _) = s.run(&["check", "--from", "flipped.json"]);
     assert_eq!(code, 1);
     assert!(
-        out.contains("annotations.readOnlyHint: false -> true"),
+        out.contains("permission-relaxed /annotations/readOnlyHint: readOnlyHint false -> true"),
         "{out}"
     );
 }
@@ -175,15 +191,15 @@ fn diff_accepts_lockfiles_and_captures_on_either_side() {
         let (code, out, err) = s.run(&["diff", old, new]);
         assert_eq!(code, 1, "{old} {new}: {out}{err}");
         assert!(
-            out.contains("+ tool `delete-resource` added"),
+            out.contains("safe      tool-added: new tool"),
             "{old} {new}: {out}"
         );
         assert!(
-            out.contains("- tool `get-tiny-image` removed"),
+            out.contains("breaking  tool-removed: `get-tiny-image` is gone"),
             "{old} {new}: {out}"
         );
         assert!(
-            out.contains("3 changed, 1 added, 1 removed tools in 1 server"),
+            out.starts_with("2 breaking, 3 risky, 1 safe in 5 tools and the server (1 server)"),
             "{old} {new}: {out}"
         );
     }

@@ -72,9 +72,12 @@ fn declared_capabilities_shape_the_catalog_and_check_asks_the_same_question() {
         &everything_stdio(),
     ));
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("- tool `get-roots-list` removed"), "{out}");
     assert!(
-        out.contains("- tool `trigger-sampling-request` removed"),
+        out.contains("breaking  tool-removed: `get-roots-list` is gone"),
+        "{out}"
+    );
+    assert!(
+        out.contains("breaking  tool-removed: `trigger-sampling-request` is gone"),
         "{out}"
     );
     assert!(
@@ -131,9 +134,15 @@ fn a_changed_python_server_fails_check_with_a_readable_diff() {
         &python_stdio(),
     ));
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("+ tool `archive_note` added"), "{out}");
-    assert!(out.contains("~ tool `echo` changed: surface"), "{out}");
-    assert!(out.contains("description:"), "{out}");
+    assert!(out.contains("safe      tool-added: new tool"), "{out}");
+    assert!(
+        out.contains("risky     description-changed /description"),
+        "{out}"
+    );
+    assert!(
+        out.contains("risky     version-not-bumped: the contract changed but serverInfo.version is still \"1.0.0\""),
+        "{out}"
+    );
     // The environment value is a secret as far as catalock knows: it appears nowhere.
     assert!(
         !out.contains("FIXTURE_VARIANT") && !s.read("mcp.lock").contains("FIXTURE_VARIANT"),
