@@ -428,7 +428,9 @@ fn classify_tools(
             format!("new tool ({} tokens; {})", tool.tokens, hints.join(", ")),
             (None, Some(tool.digest)),
         ));
-        hidden_in_added(out, SubjectKind::Tool, &tool.name, object, tool.digest);
+        if may_hide(tool) {
+            hidden_in_added(out, SubjectKind::Tool, &tool.name, object, tool.digest);
+        }
     }
 }
 
@@ -457,6 +459,68 @@ fn hidden_in_added(
     }
 }
 
+/// Both tools as objects. A schema stored identically on both sides is left out (null on
+/// both): most changed tools change one field, and schemas are most of their bytes.
+fn tool_pair(old: &LockedTool, new: &LockedTool) -> (Map<String, Value>, Map<String, Value>) {
+    let same_input = old.input_schema == new.input_schema && old.input_schema.is_some();
+    let same_output = old.output_schema == new.output_schema && old.output_schema.is_some();
+    if !same_input && !same_output {
+        return (
+            tool_object(old).unwrap_or_default(),
+            tool_object(new).unwrap_or_default(),
+        );
+    }
+    let lighten = |tool: &LockedTool| {
+        let null = Some("null".to_string());
+        let light = LockedTool {
+            input_schema: if same_input {
+                null.clone()
+            } else {
+                tool.input_schema.clone()
+            },
+            output_schema: if same_output {
+                null
+            } else {
+                tool.output_schema.clone()
+            },
+            ..tool.clone()
+        };
+        tool_object(&light).unwrap_or_default()
+    };
+    (lighten(old), lighten(new))
+}
+
+/// Whether any text of `tool` could hold a hidden character: non-ASCII bytes, control
+/// characters, or (in stored JSON) their escapes. Almost every tool can be skipped.
+fn may_hide(tool: &LockedTool) -> bool {
+    let raw = |text: &Option<String>| {
+        text.as_deref().is_some_and(|t| {
+            t.bytes()
+                .any(|b| b >= 0x7F || (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t')))
+        })
+    };
+    let json = |text: &Option<String>| {
+        text.as_deref().is_some_and(|t| {
+            t.bytes().any(|b| b >= 0x7F)
+                || t.contains("\\u00")
+                || t.contains("\\b")
+                || t.contains("\\f")
+        })
+    };
+    raw(&tool.title)
+        || raw(&tool.description)
+        || raw(&Some(tool.name.clone()))
+        || [
+            &tool.annotations,
+            &tool.input_schema,
+            &tool.output_schema,
+            &tool.icons,
+            &tool.other,
+        ]
+        .into_iter()
+        .any(json)
+}
+
 /// Changes of one tool present on both sides.
 fn classify_tool(
     old: &LockedTool,
@@ -464,8 +528,7 @@ fn classify_tool(
     context: &Context,
     out: &mut Vec<ClassifiedChange>,
 ) {
-    let a = tool_object(old).unwrap_or_default();
-    let b = tool_object(new).unwrap_or_default();
+    let (a, b) = tool_pair(old, new);
     let digests = (Some(old.digest), Some(new.digest));
     let subject = new.name.as_str();
     let start = out.len();
@@ -558,13 +621,15 @@ fn classify_tool(
     }
 
     // Invisible characters this version adds, anywhere in the tool.
-    let mut before = Vec::new();
-    collect_hidden(&Value::Object(a.clone()), &mut String::new(), &mut before);
-    let mut after = Vec::new();
-    collect_hidden(&Value::Object(b.clone()), &mut String::new(), &mut after);
-    for (pointer, what) in after {
-        if !before.iter().any(|(p, w)| *p == pointer && *w == what) {
-            push(out, "hidden-unicode", &pointer, what);
+    if may_hide(new) {
+        let mut before = Vec::new();
+        collect_hidden_in(&a, &mut String::new(), &mut before);
+        let mut after = Vec::new();
+        collect_hidden_in(&b, &mut String::new(), &mut after);
+        for (pointer, what) in after {
+            if !before.iter().any(|(p, w)| *p == pointer && *w == what) {
+                push(out, "hidden-unicode", &pointer, what);
+            }
         }
     }
 
@@ -920,12 +985,16 @@ pub fn word_diff(before: &str, after: &str) -> Option<String> {
 
 /// Whether `c` is invisible, reorders text, or is otherwise a way to hide content.
 pub fn is_hidden_char(c: char) -> bool {
-    matches!(c as u32,
+    let u = c as u32;
+    if u < 0xA0 {
+        // C0 and C1 controls, DEL; tab and newlines are ordinary text.
+        return (u < 0x20 && !matches!(c, '\n' | '\r' | '\t')) || u >= 0x7F;
+    }
+    matches!(u,
         0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F
         | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0E
         | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFB | 0x1D173..=0x1D17A | 0xE0000..=0xE007F
         | 0xE0100..=0xE01EF)
-        || (c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
 }
 
 /// `text` with every hidden character written `<U+XXXX>`.
@@ -955,6 +1024,17 @@ fn mixed_script_word(text: &str) -> Option<&str> {
 
 /// What hides in `text`, as one line, or `None` when nothing does.
 fn hidden_summary(text: &str) -> Option<String> {
+    // Almost all text is ASCII: only control characters can hide there.
+    // One pass decides whether there is anything to look at (almost always not).
+    let mut hidden = false;
+    let mut lookalike = false;
+    for c in text.chars() {
+        hidden |= is_hidden_char(c);
+        lookalike |= matches!(c as u32, 0x0370..=0x04FF);
+    }
+    if !hidden && !lookalike {
+        return None;
+    }
     let mut chars: Vec<String> = text
         .chars()
         .filter(|c| is_hidden_char(*c))
@@ -988,19 +1068,25 @@ fn collect_hidden(value: &Value, pointer: &mut String, out: &mut Vec<(String, St
                 pointer.truncate(len);
             }
         }
-        Value::Object(map) => {
-            for (key, item) in map {
-                let len = pointer.len();
-                pointer.push('/');
-                pointer.push_str(&pointer_escape(key));
-                if let Some(what) = hidden_summary(key) {
-                    out.push((pointer.clone(), format!("in the key: {what}")));
-                }
-                collect_hidden(item, pointer, out);
-                pointer.truncate(len);
-            }
-        }
+        Value::Object(map) => collect_hidden_in(map, pointer, out),
         _ => {}
+    }
+}
+
+fn collect_hidden_in(
+    map: &Map<String, Value>,
+    pointer: &mut String,
+    out: &mut Vec<(String, String)>,
+) {
+    for (key, item) in map {
+        let len = pointer.len();
+        pointer.push('/');
+        pointer.push_str(&pointer_escape(key));
+        if let Some(what) = hidden_summary(key) {
+            out.push((pointer.clone(), format!("in the key: {what}")));
+        }
+        collect_hidden(item, pointer, out);
+        pointer.truncate(len);
     }
 }
 

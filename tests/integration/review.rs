@@ -520,3 +520,44 @@ fn base_ref_in_a_real_repository_and_a_shallow_clone() {
     assert_eq!(code, 2);
     assert!(err.contains("no-such-branch"), "{err}");
 }
+
+/// A capture with a handshake announcing `version`.
+fn versioned(scratch: &Scratch, name: &str, version: &str, description: &str) -> String {
+    let text = serde_json::json!([
+        {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "calver", "version": version}}},
+        {"jsonrpc": "2.0", "id": 2, "result": {"tools": [
+            {"name": "ping", "description": description, "inputSchema": {"type": "object"}}]}}
+    ]);
+    scratch.write(name, &text.to_string());
+    name.to_string()
+}
+
+#[test]
+fn versions_that_are_not_semver_are_ordered_by_when_they_were_locked() {
+    let scratch = Scratch::new();
+    // build-10 sorts before build-9 as text; lock order says it is newer.
+    for (file, version, text) in [
+        ("a.json", "build-9", "Ping."),
+        ("b.json", "build-10", "Ping!"),
+    ] {
+        versioned(&scratch, file, version, text);
+        let (code, _, err) = scratch.run(&["lock", "--from", file]);
+        assert_eq!(code, 0, "{err}");
+    }
+    assert!(
+        scratch
+            .read("mcp.lock")
+            .contains("previous-versions = [\"build-9\"]\n"),
+        "{}",
+        scratch.read("mcp.lock")
+    );
+    assert_eq!(scratch.run(&["verify"]).0, 0);
+    // Going back to a version locked earlier is flagged; a never-seen one is not.
+    versioned(&scratch, "c.json", "build-9", "Ping?");
+    let (_, out, _) = scratch.run(&["diff", "mcp.lock", "c.json", "--format", "json"]);
+    assert!(out.contains("\"code\": \"version-backwards\""), "{out}");
+    versioned(&scratch, "d.json", "build-11", "Ping?");
+    let (_, out, _) = scratch.run(&["diff", "mcp.lock", "d.json", "--format", "json"]);
+    assert!(!out.contains("version-"), "{out}");
+}
