@@ -6,7 +6,11 @@
 //! - [`json`] and [`contract`] canonicalize (RFC 8785) and digest each tool by section;
 //! - [`build`] turns a capture into a lockfile entry; [`lockfile`] writes and reads `mcp.lock`;
 //! - [`verify`] recomputes a lockfile's digests from its content;
-//! - [`diff`] compares two entries; [`report`] renders the result as text or JSON.
+//! - [`diff`] compares two entries; [`classify`] names each change with a code from
+//!   [`codes`] ([`schema_diff`] for schemas, [`version`] for `serverInfo.version`);
+//! - [`policy`] judges changes by `catalock.toml`, [`review`] compares a base lockfile
+//!   ([`git`] reads it at a revision) with the working one and records approvals;
+//! - [`report`] renders the result as text or JSON.
 //!
 //! [`app::run`] executes a parsed command line; `main.rs` only maps its result to an exit code.
 #![forbid(unsafe_code)]

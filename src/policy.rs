@@ -284,6 +284,17 @@ pub struct Policy {
 impl Policy {
     /// The action the policy asks for `code` of `severity` on `server`/`subject`.
     pub fn action(&self, server: &str, subject: &str, code: &str, severity: Severity) -> Action {
+        self.action_and_rule(server, subject, code, severity).0
+    }
+
+    /// The action and the rule that chose it, for messages.
+    pub fn action_and_rule(
+        &self,
+        server: &str,
+        subject: &str,
+        code: &str,
+        severity: Severity,
+    ) -> (Action, String) {
         let tool_level = self
             .config
             .overrides
@@ -295,25 +306,39 @@ impl Policy {
             .iter()
             .filter(|o| o.server == server && o.tool.is_none());
         for o in tool_level.chain(server_level) {
-            if let Some(action) = o.codes.get(code).copied().or(o.severities.get(severity)) {
-                return action;
+            let place = match &o.tool {
+                Some(tool) => format!("[[policy.override]] server = {server:?}, tool = {tool:?}"),
+                None => format!("[[policy.override]] server = {server:?}"),
+            };
+            if let Some(action) = o.codes.get(code) {
+                return (*action, format!("{place}: {code}"));
+            }
+            if let Some(action) = o.severities.get(severity) {
+                return (action, format!("{place}: {}", severity.name()));
             }
         }
         if let Some(action) = self.config.codes.get(code) {
-            return *action;
+            return (*action, format!("[policy.codes] {code}"));
         }
         if code == "owner-missing" {
-            return default_action(code, severity);
+            return (
+                default_action(code, severity),
+                "the default policy".to_string(),
+            );
         }
         if let Some(action) = self.config.severities.get(severity) {
-            return action;
+            return (action, format!("[policy] {}", severity.name()));
         }
-        default_action(code, severity)
+        (
+            default_action(code, severity),
+            "the default policy".to_string(),
+        )
     }
 
     /// Judges one change of `server`.
     pub fn judge(&self, server: &str, change: &ClassifiedChange, today: &str) -> Verdict {
-        let action = self.action(server, &change.subject, &change.code, change.severity);
+        let (action, rule) =
+            self.action_and_rule(server, &change.subject, &change.code, change.severity);
         if let Some(ignore) = self.config.ignores.iter().find(|i| {
             i.server == server
                 && i.code == change.code
@@ -340,7 +365,9 @@ impl Policy {
             Action::Deny => Verdict {
                 action,
                 status: Status::Denied,
-                note: None,
+                note: Some(format!(
+                    "denied by {rule} = \"deny\" in catalock.toml; an approval cannot override it"
+                )),
             },
             Action::Approve => {
                 let digest_text = |d: Option<Digest>| d.map(|d| d.to_string());

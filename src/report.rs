@@ -528,7 +528,8 @@ fn render_changes(out: &mut String, changes: &[ClassifiedChange], indent: &str) 
             SubjectKind::Instructions => "instructions".to_string(),
             SubjectKind::Server => "server".to_string(),
         };
-        let _ = writeln!(out, "{indent}{title}");
+        // Names come from the server: never let them write invisible characters.
+        let _ = writeln!(out, "{indent}{}", crate::classify::visible(&title));
         let mine = changes
             .iter()
             .filter(|c| c.subject == subject && c.kind == kind);
@@ -537,9 +538,9 @@ fn render_changes(out: &mut String, changes: &[ClassifiedChange], indent: &str) 
         for change in mine {
             let mut line = format!("{indent}  {:<9} {}", change.severity.name(), change.code);
             if let Some(pointer) = change.pointer.as_deref().filter(|p| !p.is_empty()) {
-                let _ = write!(line, " {pointer}");
+                let _ = write!(line, " {}", crate::classify::visible(pointer));
             }
-            let _ = write!(line, ": {}", change.detail);
+            let _ = write!(line, ": {}", crate::classify::visible(&change.detail));
             if let Some(verdict) = &change.verdict {
                 let _ = write!(line, " [{}]", verdict.status.name());
             }
@@ -558,7 +559,7 @@ fn render_changes(out: &mut String, changes: &[ClassifiedChange], indent: &str) 
             }
         }
         for line in after {
-            let _ = writeln!(out, "{indent}    {line}");
+            let _ = writeln!(out, "{indent}    {}", crate::classify::visible(&line));
         }
     }
 }
