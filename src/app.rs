@@ -388,6 +388,9 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
     // Review: the pull request's changes, judged; plus drift when a server can be reached.
     let (base_lockfile, label) = crate::review::read_base(&base, &args.lockfile)?;
     let (work, mut notes) = read_trusted(&args.lockfile)?;
+    let (governance, policy_notes) =
+        crate::review::governance_for_review(governance, &base, &args.config)?;
+    notes.extend(policy_notes);
     let review = crate::review::review(
         &base_lockfile,
         &work.lockfile,
@@ -399,6 +402,7 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
     let mut report = if reachable {
         let mut report = drift(args, &governance)?;
         report.drift_checked = true;
+        report.drifted = report.outcome == Outcome::Changed;
         report
     } else {
         notes.push(format!(
@@ -424,6 +428,30 @@ fn approve_base_args(base: &crate::review::Base, lockfile: &str, config: &str) -
         args.push_str(&format!(" --config {}", shell_quote(config)));
     }
     args
+}
+
+/// Whether the server reports another `serverInfo.version` than the lockfile records, the
+/// contract being equal: the lockfile must describe reality, since the version policy reads
+/// versions from it. Says so in the diff's notes.
+fn version_drift(
+    entry: &LockedServer,
+    live: &LockedServer,
+    server_diff: &mut crate::diff::ServerDiff,
+) -> bool {
+    let (locked, now) = (
+        crate::classify::server_version(entry),
+        crate::classify::server_version(live),
+    );
+    let (Some(locked), Some(now)) = (locked, now) else {
+        return false;
+    };
+    if locked == now {
+        return false;
+    }
+    server_diff.notes.push(format!(
+        "serverInfo.version is {now:?}, the lockfile records {locked:?}: relock so the version policy judges the real version"
+    ));
+    true
 }
 
 /// Drift: does the live (or captured) contract equal the committed lockfile?
@@ -511,10 +539,10 @@ fn drift(args: &CheckArgs, governance: &crate::config::Governance) -> Result<Rep
         server_diff.changes = crate::classify::classify_server(
             Some(entry),
             Some(&live),
-            &crate::review::context_for(governance, &entry.name),
+            &crate::review::drift_context(governance, &entry.name),
         );
     }
-    let changed = server_diff.is_change();
+    let changed = server_diff.is_change() || version_drift(entry, &skeleton, &mut server_diff);
     let mut report = Report::new(
         "check",
         if changed {
@@ -1323,8 +1351,10 @@ fn check_all(
             server_diff.changes = crate::classify::classify_server(
                 Some(entry),
                 Some(&live),
-                &crate::review::context_for(governance, name),
+                &crate::review::drift_context(governance, name),
             );
+            changed_names.push(name.clone());
+        } else if version_drift(entry, &skeleton, &mut server_diff) {
             changed_names.push(name.clone());
         }
         if server_diff.is_change()
@@ -1387,11 +1417,7 @@ fn explain(args: &crate::cli::ExplainArgs, out: &mut dyn Write) -> Result<u8, Er
     }
     let name = args.code.as_deref().unwrap_or("");
     let code = crate::codes::code(name).ok_or_else(|| {
-        let close: Vec<&str> = crate::codes::CODES
-            .iter()
-            .map(|c| c.name)
-            .filter(|n| n.contains(name) || name.contains(*n))
-            .collect();
+        let close = crate::codes::similar(name);
         Error::usage(
             format!(
                 "no change code {name:?}{}",
@@ -1439,7 +1465,9 @@ fn who(by: Option<&String>) -> Result<String, Error> {
 }
 
 fn approve(args: &crate::cli::ApproveArgs, out: &mut dyn Write) -> Result<u8, Error> {
-    let (server, subject) = split_target(&args.target);
+    // Reports show invisible characters as <U+XXXX>; a target copied from one still matches.
+    let target = crate::classify::unvisible(&args.target);
+    let (server, subject) = split_target(&target);
     if subject.is_none() && !args.all {
         return Err(Error::usage(
             format!(
@@ -1464,11 +1492,19 @@ fn approve(args: &crate::cli::ApproveArgs, out: &mut dyn Write) -> Result<u8, Er
     let governance = crate::config::load_governance(Path::new(&args.config))?;
     let (base_lockfile, label) = crate::review::read_base(&base, &args.lockfile)?;
     let (work, _) = read_trusted(&args.lockfile)?;
+    let (governance, _) = crate::review::governance_for_review(governance, &base, &args.config)?;
     if work.lockfile.server(server).is_none() && base_lockfile.server(server).is_none() {
         return Err(no_entry(&work.lockfile, server, &args.lockfile));
     }
     let review = crate::review::review(&base_lockfile, &work.lockfile, &governance, &label, "");
     let pending = crate::review::pending_approvals(&review, server, subject);
+    if pending.is_empty() && args.all && review.servers.iter().any(|s| s.server == server) {
+        write_output(
+            out,
+            &format!("nothing of `{server}` needs approval since {label}\n"),
+        )?;
+        return Ok(EXIT_SAME);
+    }
     if pending.is_empty() {
         let changed = review
             .servers
@@ -1497,7 +1533,7 @@ fn approve(args: &crate::cli::ApproveArgs, out: &mut dyn Write) -> Result<u8, Er
         text.push_str(&format!(
             "approved {}/{}: {} -> {} ({})\n",
             approval.server,
-            approval.subject,
+            crate::classify::visible(&approval.subject),
             approval
                 .from
                 .as_deref()
@@ -1540,6 +1576,19 @@ fn deprecate(args: &crate::cli::DeprecateArgs, out: &mut dyn Write) -> Result<u8
             format!("catalock deprecate {server}/TOOL --remove-after YYYY-MM-DD"),
         ));
     };
+    let today = crate::policy::today();
+    if crate::policy::is_date(&args.remove_after) && args.remove_after <= today {
+        return Err(Error::usage(
+            format!(
+                "--remove-after {} is not after today ({today}): a deprecation gives callers notice",
+                args.remove_after
+            ),
+            format!(
+                "catalock deprecate {} --remove-after YYYY-MM-DD with a date after {today}",
+                shell_quote(&args.target)
+            ),
+        ));
+    }
     if !crate::policy::is_date(&args.remove_after) {
         return Err(Error::usage(
             format!(

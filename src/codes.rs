@@ -109,6 +109,13 @@ codes! {
         "Output narrowing is safe: callers receive a subset of what they handled before.";
     "schema-doc-changed", Risky, "a description, title, default or example inside a schema changed",
         "Models read property descriptions and defaults to fill arguments: their calls may change.";
+    "schema-reordered", Cosmetic, "list order in a schema changed where order has no meaning",
+        "`required`, `enum`, a `type` array or `anyOf`/`oneOf` branches were reordered: every \
+         value accepted before is accepted now, and nothing else.";
+    "coverage-reduced", Risky, "the lockfile no longer records part of the server",
+        "Instructions, prompts or resource templates were locked before and are not now (the new \
+         lock was made from a capture without them): they are no longer guarded. Lock from a \
+         source that includes them, or approve the reduction.";
     "schema-changed", Risky, "a schema changed in a way catalock does not classify",
         "A keyword without a rule (`not`, `if`/`then`/`else`, a vendor keyword) or a `$ref` \
          catalock does not follow (it never fetches a network URI) changed. Review it by hand.";
@@ -159,6 +166,35 @@ codes! {
         "A contract nobody owns is never reviewed: give the [[server]] an `owner` (team or person).";
 }
 
+/// The codes closest to a misspelt `name` (at most three edits away, or containing it).
+pub fn similar(name: &str) -> Vec<&'static str> {
+    CODES
+        .iter()
+        .map(|c| c.name)
+        .filter(|c| edit_distance(c, name) <= 3 || (name.len() > 3 && c.contains(name)))
+        .collect()
+}
+
+/// Levenshtein distance over bytes (code names are ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, x) in a.iter().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, y) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = if x == y {
+                previous
+            } else {
+                1 + previous.min(row[j]).min(current)
+            };
+            previous = current;
+        }
+    }
+    row[b.len()]
+}
+
 /// The code named `name`.
 pub fn code(name: &str) -> Option<&'static Code> {
     CODES.iter().find(|c| c.name == name)
@@ -185,5 +221,11 @@ mod tests {
             code("tool-removed").map(|c| c.severity),
             Some(Severity::Breaking)
         );
+        assert_eq!(similar("descripton-changed"), ["description-changed"]);
+        assert_eq!(
+            similar("tool-remove"),
+            ["tool-removed", "deprecated-tool-removed"]
+        );
+        assert!(similar("zzz").is_empty());
     }
 }

@@ -29,6 +29,9 @@ pub struct ConfigFile {
     pub approvals: Vec<crate::policy::Approval>,
     #[serde(default, rename = "deprecation")]
     pub deprecations: Vec<crate::policy::Deprecation>,
+    /// Owners of servers that have no `[[server]]` here (those from an MCP client config).
+    #[serde(default)]
+    pub owners: std::collections::BTreeMap<String, String>,
 }
 
 /// One `[[server]]`: a stdio command or an HTTP URL.
@@ -82,7 +85,15 @@ pub fn load_governance(path: &Path) -> Result<Governance, Error> {
     if !path.exists() {
         return Ok(Governance::default());
     }
-    let config = parse_catalock_toml(path)?;
+    governance_of(parse_catalock_toml(path)?)
+}
+
+/// The governance of a `catalock.toml` given as text (e.g. as committed at a git base).
+pub fn governance_from_text(text: &str, path: &Path) -> Result<Governance, Error> {
+    governance_of(parse_config_text(text, path)?)
+}
+
+fn governance_of(config: ConfigFile) -> Result<Governance, Error> {
     Ok(Governance {
         policy: crate::policy::Policy {
             config: config.policy,
@@ -92,7 +103,16 @@ pub fn load_governance(path: &Path) -> Result<Governance, Error> {
         servers: config
             .servers
             .into_iter()
-            .map(|s| (s.name, s.owner, s.token_budget))
+            .map(|s| {
+                let owner = s.owner.or_else(|| config.owners.get(&s.name).cloned());
+                (s.name, owner, s.token_budget)
+            })
+            .chain(
+                config
+                    .owners
+                    .iter()
+                    .map(|(n, o)| (n.clone(), Some(o.clone()), None)),
+            )
             .collect(),
     })
 }
@@ -152,9 +172,23 @@ fn parse_config_text(text: &str, path: &Path) -> Result<ConfigFile, Error> {
                 "{label}:{line}:{column}: {}",
                 e.message().trim().replace('\n', " ")
             ),
-            "fix catalock.toml (see README: Live servers)",
+            "fix catalock.toml (servers: README, Live servers; [policy] and approvals: docs/review.md)",
         )
     })?;
+    if let Some((name, place)) = crate::policy::unknown_codes(&config.policy).first() {
+        let close = crate::codes::similar(name);
+        return Err(Error::usage(
+            format!(
+                "{label}: {place} names {name:?}, which is not a change code{}",
+                if close.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (did you mean {}?)", close.join(", "))
+                }
+            ),
+            "catalock explain --list",
+        ));
+    }
     for server in &config.servers {
         validate_server_name(&server.name)
             .map_err(|e| Error::usage(format!("{label}: {}", e.message), e.hint))?;

@@ -190,14 +190,48 @@ impl<'de> Deserialize<'de> for DateText {
 /// Whether `text` is a plausible YYYY-MM-DD date.
 pub fn is_date(text: &str) -> bool {
     let b = text.as_bytes();
-    b.len() == 10
+    if !(b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
         && b.iter()
             .enumerate()
-            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
-        && (1..=12).contains(&text[5..7].parse::<u32>().unwrap_or(0))
-        && (1..=31).contains(&text[8..10].parse::<u32>().unwrap_or(0))
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit()))
+    {
+        return false;
+    }
+    let number = |range: std::ops::Range<usize>| text[range].parse::<u32>().unwrap_or(0);
+    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+/// Every code name the policy mentions that is not a change code, with where it is.
+pub fn unknown_codes(config: &PolicyConfig) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut check = |name: &str, place: &str| {
+        if crate::codes::code(name).is_none() {
+            out.push((name.to_string(), place.to_string()));
+        }
+    };
+    for name in config.codes.keys() {
+        check(name, "[policy.codes]");
+    }
+    for o in &config.overrides {
+        for name in o.codes.keys() {
+            check(name, "[[policy.override]] codes");
+        }
+    }
+    for i in &config.ignores {
+        check(&i.code, "[[policy.ignore]] code");
+    }
+    out
 }
 
 /// Today's date in UTC, YYYY-MM-DD (`CATALOCK_TODAY` overrides it, for reproducible tests).
@@ -305,16 +339,16 @@ impl Policy {
             .overrides
             .iter()
             .filter(|o| o.server == server && o.tool.is_none());
-        for o in tool_level.chain(server_level) {
-            let place = match &o.tool {
-                Some(tool) => format!("[[policy.override]] server = {server:?}, tool = {tool:?}"),
-                None => format!("[[policy.override]] server = {server:?}"),
-            };
+        let overrides: Vec<&Override> = tool_level.chain(server_level).collect();
+        let place = |o: &Override| match &o.tool {
+            Some(tool) => format!("[[policy.override]] server = {server:?}, tool = {tool:?}"),
+            None => format!("[[policy.override]] server = {server:?}"),
+        };
+        // A rule naming the code beats any rule naming its severity, however specific: a
+        // per-server `risky = "allow"` must not switch off a global `hidden-unicode = "deny"`.
+        for o in &overrides {
             if let Some(action) = o.codes.get(code) {
-                return (*action, format!("{place}: {code}"));
-            }
-            if let Some(action) = o.severities.get(severity) {
-                return (action, format!("{place}: {}", severity.name()));
+                return (*action, format!("{}: {code}", place(o)));
             }
         }
         if let Some(action) = self.config.codes.get(code) {
@@ -325,6 +359,11 @@ impl Policy {
                 default_action(code, severity),
                 "the default policy".to_string(),
             );
+        }
+        for o in &overrides {
+            if let Some(action) = o.severities.get(severity) {
+                return (action, format!("{}: {}", place(o), severity.name()));
+            }
         }
         if let Some(action) = self.config.severities.get(severity) {
             return (action, format!("[policy] {}", severity.name()));
@@ -473,6 +512,9 @@ mod tests {
         assert!(is_date("2027-01-31"));
         assert!(!is_date("2027-13-01"));
         assert!(!is_date("27-01-31"));
+        assert!(!is_date("2026-02-29"));
+        assert!(is_date("2028-02-29"));
+        assert!(!is_date("2027-04-31"));
     }
 
     #[test]

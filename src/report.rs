@@ -75,6 +75,9 @@ pub struct Report {
     /// Whether a live (or captured) contract was compared with the lockfile.
     #[serde(skip)]
     pub drift_checked: bool,
+    /// Whether that comparison found drift (review mode: the outcome also reflects the review).
+    #[serde(skip)]
+    pub drifted: bool,
 }
 
 /// The review of the changes between a base lockfile and the working one.
@@ -116,6 +119,7 @@ impl Report {
             error: None,
             review: None,
             drift_checked: false,
+            drifted: false,
         }
     }
 
@@ -172,7 +176,7 @@ impl Report {
             render_review(&mut out, review);
         }
         for note in &self.notes {
-            let _ = writeln!(out, "note: {note}");
+            let _ = writeln!(out, "note: {}", crate::classify::visible(note));
         }
         if self.command == "verify" {
             let _ = writeln!(out, "{}", self.summary());
@@ -198,7 +202,7 @@ impl Report {
                 let Some(review) = &self.review else {
                     return self.drift_summary();
                 };
-                let drifted = self.servers.iter().any(|s| s.is_change());
+                let drifted = self.drifted;
                 let mut text = String::new();
                 {
                     let _ = write!(
@@ -208,12 +212,23 @@ impl Report {
                         if review.failing == 0 {
                             "passes".to_string()
                         } else {
-                            format!(
-                                "{} change{} fail{} the policy",
-                                review.failing,
-                                if review.failing == 1 { "" } else { "s" },
-                                if review.failing == 1 { "s" } else { "" }
-                            )
+                            let expired = review.expired_ignores.len();
+                            let changes = review.failing - expired;
+                            let mut parts = Vec::new();
+                            if changes > 0 {
+                                parts.push(format!(
+                                    "{changes} change{} fail{} the policy",
+                                    if changes == 1 { "" } else { "s" },
+                                    if changes == 1 { "s" } else { "" }
+                                ));
+                            }
+                            if expired > 0 {
+                                parts.push(format!(
+                                    "{expired} expired ignore{}",
+                                    if expired == 1 { "" } else { "s" }
+                                ));
+                            }
+                            parts.join(", ")
                         }
                     );
                 }
@@ -234,6 +249,15 @@ impl Report {
                 let changed: Vec<&ServerDiff> =
                     self.servers.iter().filter(|s| s.is_change()).collect();
                 if changed.is_empty() {
+                    let relabelled: Vec<&ClassifiedChange> =
+                        self.servers.iter().flat_map(|s| &s.changes).collect();
+                    if self.command == "check" && self.outcome == Outcome::Changed {
+                        return "no contract changes, but serverInfo.version differs from the lockfile"
+                            .to_string();
+                    }
+                    if !relabelled.is_empty() {
+                        return format!("no contract changes; {}", severity_summary(&relabelled));
+                    }
                     return "no contract changes".to_string();
                 }
                 let classified: Vec<&ClassifiedChange> =
@@ -268,7 +292,7 @@ impl Report {
                         if tools == 1 { "" } else { "s" }
                     )
                 };
-                if other > 0 {
+                if other > 0 && classified.is_empty() {
                     let _ = write!(
                         text,
                         ", {other} server-level change{}",
@@ -421,7 +445,7 @@ fn render_server(out: &mut String, server: &ServerDiff, sides: (&str, &str)) {
         let _ = writeln!(out, "  ! {line}");
     }
     for note in &server.notes {
-        let _ = writeln!(out, "  note: {note}");
+        let _ = writeln!(out, "  note: {}", crate::classify::visible(note));
     }
 }
 

@@ -70,6 +70,34 @@ pub fn read_base(base: &Base, lockfile: &str) -> Result<(LockFile, String), Erro
     Ok((read.lockfile, label))
 }
 
+/// The governance a review judges by: the working `catalock.toml`, except that deprecations
+/// count only once committed at the base (a pull request cannot deprecate and remove a tool
+/// in one go). Also notes a policy the pull request changes, for the reviewer.
+pub fn governance_for_review(
+    mut work: Governance,
+    base: &Base,
+    config: &str,
+) -> Result<(Governance, Vec<String>), Error> {
+    let Base::Revision(rev) = base else {
+        return Ok((work, Vec::new()));
+    };
+    let path = Path::new(config);
+    let committed = match crate::git::read_at_revision(path, rev)? {
+        Some(text) => {
+            crate::config::governance_from_text(&text, Path::new(&format!("{rev}:{config}")))?
+        }
+        None => Governance::default(),
+    };
+    let mut notes = Vec::new();
+    if committed.policy.config != work.policy.config {
+        notes.push(format!(
+            "{config} changes [policy] relative to {rev}: this pull request changes how it is judged, review that too"
+        ));
+    }
+    work.policy.deprecations = committed.policy.deprecations;
+    Ok((work, notes))
+}
+
 /// Classification context for one server.
 pub fn context_for(governance: &Governance, server: &str) -> Context {
     let budget = governance
@@ -81,6 +109,16 @@ pub fn context_for(governance: &Governance, server: &str) -> Context {
         tokens: governance.policy.config.tokens.rule(budget),
         deprecations: governance.policy.deprecations_of(server),
         today: today(),
+        lost_coverage_is_change: true,
+    }
+}
+
+/// Classification context for drift: a capture holding less than the lockfile is a partial
+/// check, not a reduction.
+pub fn drift_context(governance: &Governance, server: &str) -> Context {
+    Context {
+        lost_coverage_is_change: false,
+        ..context_for(governance, server)
     }
 }
 
@@ -94,7 +132,7 @@ pub fn owner_change(governance: &Governance, server: &LockedServer) -> Option<Cl
                 "server `{}` in catalock.toml has no `owner`: add owner = \"team-or-person\"",
                 server.name
             ),
-            Some(server.server_digest),
+            server,
         )
     })
 }

@@ -8,9 +8,12 @@
 //! its output, so the polarity flips (output that may take more shapes is what breaks them).
 //!
 //! Local `$ref`s are resolved against each side's own root (old refs in the old schema, new refs
-//! in the new one) under a cycle guard; nothing is ever fetched. What has no rule is reported as
-//! `schema-changed`, and a final safety net guarantees that two schemas that differ (other than
-//! in `$comment`) never diff as empty.
+//! in the new one) under a cycle guard; nothing is ever fetched. Documentation keywords (`title`,
+//! `description`, `$comment`, ...) are reported as `schema-doc-changed`: models read the whole
+//! schema, comments included. A list whose order carries no meaning (`required`, `enum`, a `type`
+//! array, `anyOf`/`oneOf` branches) that was only reordered is the cosmetic `schema-reordered`.
+//! What has no rule is reported as `schema-changed`, and a final safety net guarantees that two
+//! schemas that differ never diff as empty.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashSet};
@@ -41,8 +44,8 @@ pub struct SchemaChange {
 }
 
 /// The changes from `old` to `new`, in walk order (fixed keyword order within a node, property
-/// names sorted), without duplicates. Never empty when the schemas differ other than in
-/// `$comment`s and key order.
+/// names sorted), without duplicates. Never empty when the schemas differ other than in object
+/// key order.
 pub fn diff_schemas(old: &Value, new: &Value, direction: Direction) -> Vec<SchemaChange> {
     if old == new {
         return Vec::new();
@@ -50,9 +53,10 @@ pub fn diff_schemas(old: &Value, new: &Value, direction: Direction) -> Vec<Schem
     let mut walk = Walk::new(old, new, direction);
     walk.node(old, new, "");
     let mut changes = walk.changes;
-    // Safety net: a difference no rule classified (a reordered `required`, a renamed `$defs`
-    // entry with the same content, ...) must still surface.
-    if changes.is_empty() && !equal_ignoring_comments(old, new) {
+    // Safety net: a difference no rule classified (`1` against `1.0`, a renamed `$defs` entry
+    // with the same content, ...) must still surface. Only when nothing at all was reported: a
+    // reorder reported as `schema-reordered` is not reported again.
+    if changes.is_empty() {
         changes.push(SchemaChange {
             code: Kind::Other.code(direction),
             pointer: String::new(),
@@ -77,13 +81,15 @@ enum Kind {
     TypeChanged,
     EnumValueRemoved,
     EnumValueAdded,
-    /// Also: `enum` introduced.
+    /// Also: `enum`, `anyOf` or `oneOf` introduced.
     Tightened,
-    /// Also: `enum` dropped.
+    /// Also: `enum`, `anyOf` or `oneOf` dropped.
     Loosened,
     Closed,
     Opened,
     Doc,
+    /// A list whose order has no meaning was reordered, and nothing else.
+    Reordered,
     Other,
 }
 
@@ -115,6 +121,7 @@ impl Kind {
                 "output-type-changed"
             }
             (Doc, _) => "schema-doc-changed",
+            (Reordered, _) => "schema-reordered",
             (Other, _) => "schema-changed",
         }
     }
@@ -146,8 +153,7 @@ enum Rule {
     /// `anyOf` / `oneOf`.
     Branches,
     Doc,
-    /// Not compared here: `$ref` is followed separately, `$defs` only through `$ref`, and
-    /// `$comment` is for schema authors.
+    /// Not compared here: `$ref` is followed separately, `$defs` only through `$ref`.
     Skip,
 }
 
@@ -192,11 +198,19 @@ const KEYWORDS: &[(&str, Rule)] = &[
     ("deprecated", Rule::Doc),
     ("readOnly", Rule::Doc),
     ("writeOnly", Rule::Doc),
+    // Models read the whole schema, comments included.
+    ("$comment", Rule::Doc),
     ("$ref", Rule::Skip),
-    ("$comment", Rule::Skip),
     ("$defs", Rule::Skip),
     ("definitions", Rule::Skip),
 ];
+
+/// Whether `keyword` only documents (constrains no value).
+fn is_doc_keyword(keyword: &str) -> bool {
+    KEYWORDS
+        .iter()
+        .any(|(k, rule)| *k == keyword && matches!(rule, Rule::Doc))
+}
 
 /// The JSON types an absent `type` accepts (`integer` is inside `number`).
 const ALL_TYPES: [&str; 6] = ["array", "boolean", "null", "number", "object", "string"];
@@ -397,7 +411,7 @@ impl<'a> Walk<'a> {
                 Rule::Extra => self.extra(kw, a, b, ptr),
                 Rule::PatternProperties => self.pattern_properties(a, b, ptr),
                 Rule::AllOf => self.all_of(a, b, ptr),
-                Rule::Branches => self.branches(kw, a, b, ptr),
+                Rule::Branches => self.branches(kw, a, b, o, n, ptr),
                 Rule::Doc => self.emit(Kind::Doc, child(ptr, kw), transition(kw, a, b)),
                 Rule::Skip => {}
             }
@@ -429,8 +443,14 @@ impl<'a> Walk<'a> {
                     (true, true) => Kind::TypeChanged,
                     (true, false) => Kind::TypeNarrowed,
                     (false, true) => Kind::TypeWidened,
-                    // The same set spelled differently: the safety net covers it.
-                    (false, false) => return,
+                    (false, false) => {
+                        // The same set: a reordered array is cosmetic; spelled differently
+                        // (`"number"` and `["integer","number"]`), the safety net covers it.
+                        if let (Some(Value::Array(x)), Some(Value::Array(y))) = (a, b) {
+                            self.reorder("type", x, y, ptr);
+                        }
+                        return;
+                    }
                 }
             }
             _ => Kind::Other,
@@ -461,6 +481,7 @@ impl<'a> Walk<'a> {
                         self.emit(Kind::EnumValueAdded, child_index(ptr, "enum", i), detail);
                     }
                 }
+                self.reorder("enum", old, new, ptr);
             }
             _ => self.emit(Kind::Other, child(ptr, "enum"), transition("enum", a, b)),
         }
@@ -643,6 +664,30 @@ impl<'a> Walk<'a> {
                 self.emit(Kind::RequiredAdded, child_index(ptr, "required", i), detail);
             }
         }
+        if permuted(old, new) {
+            self.emit_reordered("required", ptr);
+        }
+    }
+
+    /// Reports `kw` at `ptr` as reordered when `old` and `new` hold the same elements (by
+    /// canonical text, counting repeats) in a different order.
+    fn reorder(&mut self, kw: &str, old: &[Value], new: &[Value], ptr: &str) {
+        if old.len() == new.len()
+            && permuted(
+                old.iter().map(canonical).collect(),
+                new.iter().map(canonical).collect(),
+            )
+        {
+            self.emit_reordered(kw, ptr);
+        }
+    }
+
+    fn emit_reordered(&mut self, kw: &str, ptr: &str) {
+        self.emit(
+            Kind::Reordered,
+            child(ptr, kw),
+            format!("{kw} order changed"),
+        );
     }
 
     fn extra(&mut self, kw: &str, a: Option<&Value>, b: Option<&Value>, ptr: &str) {
@@ -702,10 +747,50 @@ impl<'a> Walk<'a> {
     }
 
     /// `anyOf` / `oneOf`: branches compared as sets by canonical text.
-    fn branches(&mut self, kw: &str, a: Option<&Value>, b: Option<&Value>, ptr: &str) {
-        let (Some(Value::Array(old)), Some(Value::Array(new))) = (a, b) else {
-            self.emit(Kind::Other, child(ptr, kw), transition(kw, a, b));
-            return;
+    fn branches(
+        &mut self,
+        kw: &str,
+        a: Option<&Value>,
+        b: Option<&Value>,
+        o: &Map<String, Value>,
+        n: &Map<String, Value>,
+        ptr: &str,
+    ) {
+        let (old, new) = match (a, b) {
+            (Some(Value::Array(old)), Some(Value::Array(new))) => (old, new),
+            // An absent list is one unconstrained branch: introducing a list constrains the
+            // node, dropping one frees it. Unless the old node itself became a branch
+            // (`{"type": "string"}` -> `{"anyOf": [{"type": "string"}, {"type": "null"}]}`,
+            // how SDKs write an optional value): then the union only adds.
+            (None, Some(Value::Array(list))) => {
+                // Documentation keywords constrain nothing (a `default: null` comes along).
+                let within_old = |m: &Map<String, Value>, skip: &str| {
+                    m.iter()
+                        .filter(|(k, _)| k.as_str() != skip && !is_doc_keyword(k))
+                        .all(|(k, v)| o.get(k) == Some(v))
+                };
+                let old_is_a_branch = within_old(n, kw)
+                    && list.iter().any(|branch| match branch {
+                        Value::Bool(true) => true,
+                        Value::Object(m) => within_old(m, ""),
+                        _ => false,
+                    });
+                let kind = if old_is_a_branch {
+                    Kind::TypeWidened
+                } else {
+                    Kind::Tightened
+                };
+                self.emit(kind, child(ptr, kw), transition(kw, a, b));
+                return;
+            }
+            (Some(Value::Array(_)), None) => {
+                self.emit(Kind::Loosened, child(ptr, kw), transition(kw, a, b));
+                return;
+            }
+            _ => {
+                self.emit(Kind::Other, child(ptr, kw), transition(kw, a, b));
+                return;
+            }
         };
         let old_text: Vec<String> = old.iter().map(canonical).collect();
         let new_text: Vec<String> = new.iter().map(canonical).collect();
@@ -725,6 +810,11 @@ impl<'a> Walk<'a> {
             }
         }
         let added: Vec<usize> = (0..new.len()).filter(|&j| !taken[j]).collect();
+        if removed.is_empty() && added.is_empty() && old_text != new_text {
+            // Every branch kept: only the order changed (a kept branch may still reach a
+            // changed `$ref` target, compared below).
+            self.emit_reordered(kw, ptr);
+        }
         if removed.len() == added.len() {
             // As many branches went as came: most likely each was edited in place.
             pairs.extend(removed.into_iter().zip(added));
@@ -822,10 +912,7 @@ fn address(v: &Value) -> String {
 
 /// A `$ref` target with its 2020-12 sibling keywords applied, when the node has siblings.
 fn with_siblings(target: &Value, node: &Map<String, Value>) -> Option<Value> {
-    let mut siblings = node
-        .iter()
-        .filter(|(k, _)| *k != "$ref" && *k != "$comment")
-        .peekable();
+    let mut siblings = node.iter().filter(|(k, _)| *k != "$ref").peekable();
     siblings.peek()?;
     Some(match target {
         Value::Object(map) => {
@@ -1099,22 +1186,14 @@ fn transition(kw: &str, old: Option<&Value>, new: Option<&Value>) -> String {
     format!("{kw} {} -> {}", show_opt(old), show_opt(new))
 }
 
-/// Equality that ignores `$comment` keys (for the safety net).
-fn equal_ignoring_comments(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let significant =
-                |m: &Map<String, Value>| m.keys().filter(|k| *k != "$comment").count();
-            significant(x) == significant(y)
-                && x.iter()
-                    .filter(|(k, _)| *k != "$comment")
-                    .all(|(k, v)| y.get(k).is_some_and(|w| equal_ignoring_comments(v, w)))
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| equal_ignoring_comments(v, w))
-        }
-        _ => a == b,
+/// Whether `new` is `old` in a different order (the same elements, counting repeats).
+fn permuted<T: Ord>(mut old: Vec<T>, mut new: Vec<T>) -> bool {
+    if old.len() != new.len() || old == new {
+        return false;
     }
+    old.sort_unstable();
+    new.sort_unstable();
+    old == new
 }
 
 #[cfg(test)]
@@ -1378,6 +1457,13 @@ mod tests {
                 SAFETY_NET,
                 SAFETY_NET,
             ),
+            case(
+                "type array reordered",
+                t(json!(["string", "null"])),
+                t(json!(["null", "string"])),
+                &[("schema-reordered", AT)],
+                &[("schema-reordered", AT)],
+            ),
         ]);
     }
 
@@ -1443,8 +1529,8 @@ mod tests {
                 "enum reordered",
                 e(json!(["a", "b"])),
                 e(json!(["b", "a"])),
-                SAFETY_NET,
-                SAFETY_NET,
+                &[("schema-reordered", "/properties/a/enum")],
+                &[("schema-reordered", "/properties/a/enum")],
             ),
             case(
                 "malformed enum",
@@ -1693,6 +1779,7 @@ mod tests {
             "deprecated",
             "readOnly",
             "writeOnly",
+            "$comment",
         ] {
             let at: &'static str = Box::leak(format!("/properties/a/{kw}").into_boxed_str());
             let doc = |v: Value| prop(json!({"type": "string", kw: v}));
@@ -1714,28 +1801,63 @@ mod tests {
     }
 
     #[test]
-    fn comments_are_ignored() {
+    fn comments_are_documentation() {
+        let s = |defs: Value| via("#/$defs/S", defs);
         run(&[
             case(
                 "$comment changed",
                 prop(json!({"type": "string", "$comment": "x"})),
                 prop(json!({"type": "string", "$comment": "y"})),
-                &[],
-                &[],
+                &[("schema-doc-changed", "/properties/a/$comment")],
+                &[("schema-doc-changed", "/properties/a/$comment")],
             ),
             case(
                 "$comment added at the root",
                 prop(json!({})),
                 json!({"type": "object", "properties": {"a": {}}, "$comment": "note"}),
-                &[],
-                &[],
+                &[("schema-doc-changed", "/$comment")],
+                &[("schema-doc-changed", "/$comment")],
             ),
             case(
-                "$comment beside a real change",
+                "$comment removed beside a real change",
                 prop(json!({"type": "string", "$comment": "x"})),
                 prop(json!({"type": "number"})),
-                &[("input-type-narrowed", "/properties/a/type")],
-                &[("output-type-changed", "/properties/a/type")],
+                &[
+                    ("input-type-narrowed", "/properties/a/type"),
+                    ("schema-doc-changed", "/properties/a/$comment"),
+                ],
+                &[
+                    ("output-type-changed", "/properties/a/type"),
+                    ("schema-doc-changed", "/properties/a/$comment"),
+                ],
+            ),
+            case(
+                "$comment changed inside a $ref target",
+                s(json!({"S": {"type": "string", "$comment": "x"}})),
+                s(json!({"S": {"type": "string", "$comment": "y"}})),
+                &[("schema-doc-changed", "/properties/a/$comment")],
+                &[("schema-doc-changed", "/properties/a/$comment")],
+            ),
+            case(
+                "$comment added next to a $ref",
+                s(json!({"S": {"type": "string"}})),
+                json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/S", "$comment": "c"}}, "$defs": {"S": {"type": "string"}}}),
+                &[("schema-doc-changed", "/properties/a/$comment")],
+                &[("schema-doc-changed", "/properties/a/$comment")],
+            ),
+            case(
+                "$comment next to a $ref replaced by inline",
+                json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/S", "$comment": "c"}}, "$defs": {"S": {"type": "string"}}}),
+                prop(json!({"type": "string"})),
+                &[("schema-doc-changed", "/properties/a/$comment")],
+                &[("schema-doc-changed", "/properties/a/$comment")],
+            ),
+            case(
+                "$comment in an unreferenced $defs entry",
+                s(json!({"S": {}, "Unused": {"$comment": "x"}})),
+                s(json!({"S": {}, "Unused": {"$comment": "y"}})),
+                SAFETY_NET,
+                SAFETY_NET,
             ),
         ]);
     }
@@ -2173,22 +2295,277 @@ mod tests {
                 "anyOf introduced",
                 prop(json!({})),
                 any(json!([{"type": "string"}, {"type": "null"}])),
-                &[("schema-changed", "/properties/a/anyOf")],
-                &[("schema-changed", "/properties/a/anyOf")],
+                &[("input-constraint-tightened", "/properties/a/anyOf")],
+                &[("output-type-narrowed", "/properties/a/anyOf")],
             ),
             case(
                 "oneOf removed",
                 prop(json!({"oneOf": [{"type": "string"}, {"type": "null"}]})),
                 prop(json!({})),
-                &[("schema-changed", "/properties/a/oneOf")],
-                &[("schema-changed", "/properties/a/oneOf")],
+                &[("input-constraint-loosened", "/properties/a/oneOf")],
+                &[("output-type-changed", "/properties/a/oneOf")],
             ),
             case(
                 "branches reordered",
                 any(json!([{"type": "string"}, {"type": "null"}])),
                 any(json!([{"type": "null"}, {"type": "string"}])),
+                &[("schema-reordered", "/properties/a/anyOf")],
+                &[("schema-reordered", "/properties/a/anyOf")],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn branch_lists_introduced_and_removed() {
+        let two = json!([{"maxLength": 5}, {"pattern": "^a"}]);
+        run(&[
+            case(
+                "anyOf introduced on a typed property",
+                prop(json!({"type": "string"})),
+                prop(json!({"type": "string", "anyOf": two})),
+                &[("input-constraint-tightened", "/properties/a/anyOf")],
+                &[("output-type-narrowed", "/properties/a/anyOf")],
+            ),
+            case(
+                "oneOf introduced on a typed property",
+                prop(json!({"type": "string"})),
+                prop(json!({"type": "string", "oneOf": two})),
+                &[("input-constraint-tightened", "/properties/a/oneOf")],
+                &[("output-type-narrowed", "/properties/a/oneOf")],
+            ),
+            case(
+                "anyOf removed from a typed property",
+                prop(json!({"type": "string", "anyOf": two})),
+                prop(json!({"type": "string"})),
+                &[("input-constraint-loosened", "/properties/a/anyOf")],
+                &[("output-type-changed", "/properties/a/anyOf")],
+            ),
+            case(
+                "oneOf removed from a typed property",
+                prop(json!({"type": "string", "oneOf": two})),
+                prop(json!({"type": "string"})),
+                &[("input-constraint-loosened", "/properties/a/oneOf")],
+                &[("output-type-changed", "/properties/a/oneOf")],
+            ),
+            case(
+                "anyOf introduced at the root",
+                json!({"type": "object"}),
+                json!({"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+                &[("input-constraint-tightened", "/anyOf")],
+                &[("output-type-narrowed", "/anyOf")],
+            ),
+            case(
+                "oneOf removed at the root",
+                json!({"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+                json!({"type": "object"}),
+                &[("input-constraint-loosened", "/oneOf")],
+                &[("output-type-changed", "/oneOf")],
+            ),
+            case(
+                "anyOf replaced by oneOf",
+                prop(json!({"anyOf": two})),
+                prop(json!({"oneOf": two})),
+                &[
+                    ("input-constraint-loosened", "/properties/a/anyOf"),
+                    ("input-constraint-tightened", "/properties/a/oneOf"),
+                ],
+                &[
+                    ("output-type-changed", "/properties/a/anyOf"),
+                    ("output-type-narrowed", "/properties/a/oneOf"),
+                ],
+            ),
+            case(
+                "the old node becoming one branch of an anyOf only widens",
+                prop(json!({"type": "string", "description": "d"})),
+                prop(json!({"description": "d", "anyOf": [{"type": "string"}, {"type": "null"}]})),
+                &[
+                    ("input-type-widened", "/properties/a/type"),
+                    ("input-type-widened", "/properties/a/anyOf"),
+                ],
+                &[
+                    ("output-type-changed", "/properties/a/type"),
+                    ("output-type-changed", "/properties/a/anyOf"),
+                ],
+            ),
+            case(
+                "an optional value as the Python SDK writes it only widens",
+                prop(json!({"type": "string", "title": "Q"})),
+                prop(
+                    json!({"anyOf": [{"type": "string"}, {"type": "null"}], "default": null, "title": "Q"}),
+                ),
+                &[
+                    ("input-type-widened", "/properties/a/type"),
+                    ("input-type-widened", "/properties/a/anyOf"),
+                    ("schema-doc-changed", "/properties/a/default"),
+                ],
+                &[
+                    ("output-type-changed", "/properties/a/type"),
+                    ("output-type-changed", "/properties/a/anyOf"),
+                    ("schema-doc-changed", "/properties/a/default"),
+                ],
+            ),
+            case(
+                "an anyOf whose branches are all stricter than the old node narrows",
+                prop(json!({"type": "string"})),
+                prop(json!({"anyOf": [{"type": "string", "maxLength": 3}, {"type": "null"}]})),
+                &[
+                    ("input-type-widened", "/properties/a/type"),
+                    ("input-constraint-tightened", "/properties/a/anyOf"),
+                ],
+                &[
+                    ("output-type-changed", "/properties/a/type"),
+                    ("output-type-narrowed", "/properties/a/anyOf"),
+                ],
+            ),
+            case(
+                "anyOf introduced in a $ref target",
+                via("#/$defs/S", json!({"S": {"type": "string"}})),
+                via("#/$defs/S", json!({"S": {"type": "string", "anyOf": two}})),
+                &[("input-constraint-tightened", "/properties/a/anyOf")],
+                &[("output-type-narrowed", "/properties/a/anyOf")],
+            ),
+            case(
+                "malformed anyOf introduced",
+                prop(json!({"type": "string"})),
+                prop(json!({"type": "string", "anyOf": {"maxLength": 5}})),
+                &[("schema-changed", "/properties/a/anyOf")],
+                &[("schema-changed", "/properties/a/anyOf")],
+            ),
+            case(
+                "malformed oneOf removed",
+                prop(json!({"type": "string", "oneOf": {"maxLength": 5}})),
+                prop(json!({"type": "string"})),
+                &[("schema-changed", "/properties/a/oneOf")],
+                &[("schema-changed", "/properties/a/oneOf")],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn reorders_are_cosmetic() {
+        let required = |r: Value| json!({"properties": {"a": {}, "b": {}}, "required": r});
+        let mode = |e: Value| json!({"properties": {"mode": {"type": "string", "enum": e}}});
+        run(&[
+            case(
+                "required reordered",
+                required(json!(["a", "b"])),
+                required(json!(["b", "a"])),
+                &[("schema-reordered", "/required")],
+                &[("schema-reordered", "/required")],
+            ),
+            case(
+                "enum reordered",
+                mode(json!(["fast", "slow", "auto"])),
+                mode(json!(["auto", "fast", "slow"])),
+                &[("schema-reordered", "/properties/mode/enum")],
+                &[("schema-reordered", "/properties/mode/enum")],
+            ),
+            case(
+                "enum of objects reordered, keys in another order",
+                mode(json!([{"a": 1, "b": 2}, 3])),
+                mode(json!([3, {"b": 2, "a": 1}])),
+                &[("schema-reordered", "/properties/mode/enum")],
+                &[("schema-reordered", "/properties/mode/enum")],
+            ),
+            case(
+                "enum with a repeat reordered",
+                mode(json!(["a", "a", "b"])),
+                mode(json!(["a", "b", "a"])),
+                &[("schema-reordered", "/properties/mode/enum")],
+                &[("schema-reordered", "/properties/mode/enum")],
+            ),
+            case(
+                "type array reordered at the root",
+                json!({"type": ["object", "null"]}),
+                json!({"type": ["null", "object"]}),
+                &[("schema-reordered", "/type")],
+                &[("schema-reordered", "/type")],
+            ),
+            case(
+                "anyOf branches reordered",
+                prop(json!({"anyOf": [{"type": "string"}, {"type": "null"}, {"minimum": 1}]})),
+                prop(json!({"anyOf": [{"minimum": 1}, {"type": "string"}, {"type": "null"}]})),
+                &[("schema-reordered", "/properties/a/anyOf")],
+                &[("schema-reordered", "/properties/a/anyOf")],
+            ),
+            case(
+                "oneOf branches reordered",
+                prop(json!({"oneOf": [{"type": "string"}, {"type": "null"}]})),
+                prop(json!({"oneOf": [{"type": "null"}, {"type": "string"}]})),
+                &[("schema-reordered", "/properties/a/oneOf")],
+                &[("schema-reordered", "/properties/a/oneOf")],
+            ),
+            case(
+                "enum reordered in a $ref target",
+                via("#/$defs/S", json!({"S": {"enum": ["a", "b"]}})),
+                via("#/$defs/S", json!({"S": {"enum": ["b", "a"]}})),
+                &[("schema-reordered", "/properties/a/enum")],
+                &[("schema-reordered", "/properties/a/enum")],
+            ),
+            case(
+                "reorder beside a real change",
+                required(json!(["a", "b"])),
+                json!({"properties": {"a": {"type": "string"}, "b": {}}, "required": ["b", "a"]}),
+                &[
+                    ("input-type-narrowed", "/properties/a/type"),
+                    ("schema-reordered", "/required"),
+                ],
+                &[
+                    ("output-type-narrowed", "/properties/a/type"),
+                    ("schema-reordered", "/required"),
+                ],
+            ),
+            case(
+                "branches reordered, a kept branch reaches a changed target",
+                json!({"properties": {"a": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "null"}]}}, "$defs": {"S": {"maxLength": 10}}}),
+                json!({"properties": {"a": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/S"}]}}, "$defs": {"S": {"maxLength": 5}}}),
+                &[
+                    ("schema-reordered", "/properties/a/anyOf"),
+                    (
+                        "input-constraint-tightened",
+                        "/properties/a/anyOf/1/maxLength",
+                    ),
+                ],
+                &[
+                    ("schema-reordered", "/properties/a/anyOf"),
+                    ("output-type-narrowed", "/properties/a/anyOf/1/maxLength"),
+                ],
+            ),
+            // Not reorders: a repeat dropped or a type spelled differently is left to the
+            // safety net; a value swapped is a real change.
+            case(
+                "enum repeat dropped",
+                mode(json!(["a", "a", "b"])),
+                mode(json!(["b", "a"])),
                 SAFETY_NET,
                 SAFETY_NET,
+            ),
+            case(
+                "required repeat dropped",
+                required(json!(["a", "a"])),
+                required(json!(["a"])),
+                SAFETY_NET,
+                SAFETY_NET,
+            ),
+            case(
+                "type string to one-element array",
+                prop(json!({"type": "string"})),
+                prop(json!({"type": ["string"]})),
+                SAFETY_NET,
+                SAFETY_NET,
+            ),
+            case(
+                "enum reordered and a value swapped",
+                mode(json!(["a", "b"])),
+                mode(json!(["c", "a"])),
+                &[
+                    ("input-enum-value-removed", "/properties/mode/enum/1"),
+                    ("input-enum-value-added", "/properties/mode/enum/0"),
+                ],
+                &[
+                    ("output-type-narrowed", "/properties/mode/enum/1"),
+                    ("output-type-changed", "/properties/mode/enum/0"),
+                ],
             ),
         ]);
     }
@@ -2339,12 +2716,8 @@ mod tests {
 
     #[test]
     fn safety_net() {
-        let required = |r: Value| json!({"properties": {"a": {}, "b": {}}, "required": r});
-        let changes = diff_schemas(
-            &required(json!(["a", "b"])),
-            &required(json!(["b", "a"])),
-            Input,
-        );
+        let bound = |m: Value| json!({"properties": {"a": {}, "b": {"minimum": m}}});
+        let changes = diff_schemas(&bound(json!(1)), &bound(json!(1.0)), Input);
         assert_eq!(
             changes,
             [SchemaChange {
@@ -2354,12 +2727,28 @@ mod tests {
             }]
         );
         // Not needed, so not added, when something else was reported.
-        let mut new = required(json!(["b", "a"]));
+        let mut new = bound(json!(1.0));
         new["properties"]["a"] = json!({"type": "string"});
         assert_eq!(
-            diff(&required(json!(["a", "b"])), &new, Output),
+            diff(&bound(json!(1)), &new, Output),
             [("output-type-narrowed", "/properties/a/type".to_owned())]
         );
+        // A reorder is reported as such, and the safety net stays quiet.
+        let required = |r: Value| json!({"properties": {"a": {}, "b": {}}, "required": r});
+        for direction in [Input, Output] {
+            assert_eq!(
+                diff_schemas(
+                    &required(json!(["a", "b"])),
+                    &required(json!(["b", "a"])),
+                    direction,
+                ),
+                [SchemaChange {
+                    code: "schema-reordered",
+                    pointer: "/required".to_owned(),
+                    detail: "required order changed".to_owned(),
+                }]
+            );
+        }
     }
 
     #[test]
@@ -2433,6 +2822,28 @@ mod tests {
                 json!({"anyOf": [{"type": "string"}, {"type": "null"}]})
             ),
             [r#"anyOf branch {"type":"null"} added"#]
+        );
+        assert_eq!(
+            detail(json!({"enum": ["a", "b"]}), json!({"enum": ["b", "a"]})),
+            ["enum order changed"]
+        );
+        assert_eq!(
+            detail(
+                json!({"oneOf": [{"type": "string"}, {"type": "null"}]}),
+                json!({"oneOf": [{"type": "null"}, {"type": "string"}]})
+            ),
+            ["oneOf order changed"]
+        );
+        assert_eq!(
+            detail(
+                json!({"type": "string"}),
+                json!({"type": "string", "anyOf": [true]})
+            ),
+            [r#"anyOf (absent) -> [true]"#]
+        );
+        assert_eq!(
+            detail(json!({"$comment": "a"}), json!({"$comment": "b"})),
+            [r#"$comment "a" -> "b""#]
         );
         // Long values are cut to 60 characters, the last one "…".
         let long = "x".repeat(100);
@@ -2531,6 +2942,7 @@ mod tests {
             Closed,
             Opened,
             Doc,
+            Reordered,
             Other,
         ] {
             for direction in [Input, Output] {

@@ -29,17 +29,32 @@ impl Version {
             .strip_prefix('v')
             .or_else(|| trimmed.strip_prefix('V'))
             .unwrap_or(trimmed);
-        match semver::Version::parse(bare) {
-            Ok(v) => Version::Semver(v),
-            Err(_) => Version::Opaque(text.to_string()),
+        if let Ok(v) = semver::Version::parse(bare) {
+            return Version::Semver(v);
         }
+        // `1.9` and `2` are semver with the missing parts zero (as npm and cargo read them).
+        let numeric = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+        let parts: Vec<&str> = bare.split('.').collect();
+        if parts.len() < 3
+            && parts.iter().all(|p| numeric(p))
+            && let Ok(v) = semver::Version::parse(&format!(
+                "{}.{}.{}",
+                parts[0],
+                parts.get(1).unwrap_or(&"0"),
+                "0"
+            ))
+        {
+            return Version::Semver(v);
+        }
+        Version::Opaque(text.to_string())
     }
 }
 
 /// Whether `text` reads as a version requirement rather than one version.
 pub fn looks_like_range(text: &str) -> bool {
-    if text.is_empty() {
-        return false;
+    // Tags and nothing at all name no particular version either.
+    if text.is_empty() || matches!(text.to_ascii_lowercase().as_str(), "latest" | "next" | "x") {
+        return true;
     }
     if text.starts_with(['^', '~', '>', '<', '=', '*']) {
         return true;
@@ -146,10 +161,15 @@ pub fn version_findings(change: &VersionChange<'_>) -> Vec<(&'static str, String
     out
 }
 
-/// A bump that may carry breaking changes: a new major, or a new minor while at 0.x.
+/// A bump that may carry breaking changes: a new major, or a new minor while at 0.x. From a
+/// pre-release, its own release line may still break (`2.0.0-rc.1` -> `2.0.0-rc.2` or
+/// `2.0.0`).
 fn major_bump(old: &semver::Version, new: &semver::Version) -> bool {
     if new.major != old.major {
         return new.major > old.major;
+    }
+    if !old.pre.is_empty() && (old.major > 0 || new.minor == old.minor) {
+        return true;
     }
     old.major == 0 && new.minor > old.minor
 }
@@ -216,7 +236,9 @@ mod tests {
             assert!(!looks_like_range(version), "{version}");
         }
         assert!(matches!(Version::parse("v1.2.3"), Version::Semver(_)));
-        assert!(matches!(Version::parse("2024.11"), Version::Opaque(_)));
+        assert!(matches!(Version::parse("2024.11"), Version::Semver(_)));
+        assert!(matches!(Version::parse("2024.11.5.1"), Version::Opaque(_)));
+        assert!(matches!(Version::parse("build-7"), Version::Opaque(_)));
     }
 
     #[test]
@@ -297,7 +319,35 @@ mod tests {
             (None, Some("1.x"), false, false, &["version-invalid"]),
             (None, Some("1.0.0"), true, true, &[]),
             (Some("1.0.0"), None, true, true, &[]),
-            (Some("2024.10"), Some("2024.9"), true, true, &[]),
+            (
+                Some("2024.10"),
+                Some("2024.9"),
+                true,
+                true,
+                &["version-backwards"],
+            ),
+            (Some("1.9"), Some("1.10"), true, false, &[]),
+            (Some("2"), Some("1"), false, false, &["version-backwards"]),
+            (Some("1.0.0-rc.1"), Some("1.0.0"), true, true, &[]),
+            (Some("2.0.0-rc.1"), Some("2.0.0-rc.2"), true, true, &[]),
+            (Some("2.0.0-rc.1"), Some("2.1.0"), true, true, &[]),
+            (Some("1.4.0-beta"), Some("1.5.0"), true, true, &[]),
+            (
+                Some("1.4.0"),
+                Some("1.5.0-beta"),
+                true,
+                true,
+                &["semver-violation"],
+            ),
+            (
+                Some("1.0.0"),
+                Some("latest"),
+                false,
+                false,
+                &["version-invalid"],
+            ),
+            (Some("1.0.0"), Some(""), false, false, &["version-invalid"]),
+            (Some("1.2.3.4"), Some("1.2.3.5"), true, true, &[]),
         ];
         for (before, after, changed, breaking, want) in table {
             assert_eq!(

@@ -324,11 +324,24 @@ fn owner_missing_warns_by_default_and_can_be_denied() {
 #[test]
 fn deprecation_makes_removal_after_its_date_safe() {
     let scratch = pull_request();
-    let (code, out, err) = scratch.run(&[
+    // A date that has passed gives no notice at all: refused.
+    let (code, _, err) = scratch.run(&[
         "deprecate",
         "everything/get-tiny-image",
         "--remove-after",
         "2026-10-31",
+        "--by",
+        BY,
+        "--lockfile",
+        "base.lock",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is not after today (2026-11-29)"), "{err}");
+    let (code, out, err) = scratch.run(&[
+        "deprecate",
+        "everything/get-tiny-image",
+        "--remove-after",
+        "2026-12-31",
         "--reason",
         "use get-resource-links",
         "--by",
@@ -341,13 +354,27 @@ fn deprecation_makes_removal_after_its_date_safe() {
         out.contains("deprecated everything/get-tiny-image"),
         "{out}"
     );
-    let (_, report) = review_json(&scratch, &["--from", "new.json"]);
+    // After the date, the removal is safe.
+    let output = scratch
+        .cmd(&[
+            "check",
+            "--baseline",
+            "base.lock",
+            "--format",
+            "json",
+            "--from",
+            "new.json",
+        ])
+        .env("CATALOCK_TODAY", "2027-01-15")
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(statuses(&report).contains(&(
         "get-tiny-image".into(),
         "deprecated-tool-removed".into(),
         "allowed".into()
     )));
-    // Before its date, the removal is still breaking.
+    // Before it, the removal is still breaking; deprecating again moves the date.
     let (code, _, _) = scratch.run(&[
         "deprecate",
         "everything/get-tiny-image",
@@ -560,4 +587,181 @@ fn versions_that_are_not_semver_are_ordered_by_when_they_were_locked() {
     versioned(&scratch, "d.json", "build-11", "Ping?");
     let (_, out, _) = scratch.run(&["diff", "mcp.lock", "d.json", "--format", "json"]);
     assert!(!out.contains("version-"), "{out}");
+}
+
+/// Locks `base` into base.lock and `head` into mcp.lock (captures given as JSON values).
+fn two_locks(scratch: &Scratch, base: &serde_json::Value, head: &serde_json::Value) {
+    scratch.write("base.json", &base.to_string());
+    scratch.write("head.json", &head.to_string());
+    for (from, lockfile) in [("base.json", "base.lock"), ("head.json", "mcp.lock")] {
+        let (code, _, err) = scratch.run(&[
+            "lock",
+            "--from",
+            from,
+            "--name",
+            "s",
+            "--lockfile",
+            lockfile,
+        ]);
+        assert_eq!(code, 0, "{err}");
+    }
+}
+
+fn capture_with(
+    version: &str,
+    instructions: Option<&str>,
+    tools: serde_json::Value,
+) -> serde_json::Value {
+    let mut init = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+        "serverInfo": {"name": "s", "version": version}});
+    if let Some(text) = instructions {
+        init["instructions"] = text.into();
+    }
+    serde_json::json!([
+        {"jsonrpc": "2.0", "id": 1, "result": init},
+        {"jsonrpc": "2.0", "id": 2, "result": {"tools": tools}}
+    ])
+}
+
+fn ping() -> serde_json::Value {
+    serde_json::json!([{"name": "ping", "description": "Ping.", "inputSchema": {"type": "object"}}])
+}
+
+#[test]
+fn a_server_approval_covers_one_version_change_only() {
+    let scratch = Scratch::new();
+    two_locks(
+        &scratch,
+        &capture_with("1.0.0", None, ping()),
+        &capture_with("0.9.0", None, ping()),
+    );
+    let (code, report) = review_json(&scratch, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    assert!(statuses(&report).contains(&(
+        "@server".into(),
+        "version-backwards".into(),
+        "needs-approval".into()
+    )));
+    let (code, _, err) = scratch.run(&[
+        "approve",
+        "s/@server",
+        "--reason",
+        "rollback",
+        "--by",
+        BY,
+        "--baseline",
+        "base.lock",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(review_json(&scratch, &[]).0, 0);
+    // Another version, same contract: the approval was for 0.9.0, not for whatever comes next.
+    scratch.write(
+        "head.json",
+        &capture_with("0.1.0", None, ping()).to_string(),
+    );
+    scratch.run(&["lock", "--from", "head.json", "--name", "s"]);
+    let (code, out, _) = scratch.run(&["check", "--baseline", "base.lock"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("approval for s/@server is stale"), "{out}");
+}
+
+#[test]
+fn drift_includes_the_reported_version() {
+    let scratch = Scratch::new();
+    two_locks(
+        &scratch,
+        &capture_with("1.0.0", None, ping()),
+        &capture_with("1.0.0", None, ping()),
+    );
+    scratch.write(
+        "live.json",
+        &capture_with("2.0.0", None, ping()).to_string(),
+    );
+    let (code, out, _) = scratch.run(&["check", "--from", "live.json"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.starts_with("no contract changes, but serverInfo.version differs from the lockfile"),
+        "{out}"
+    );
+    assert!(
+        out.contains("to accept: catalock lock --from live.json --name s"),
+        "{out}"
+    );
+}
+
+#[test]
+fn hidden_characters_in_names_and_newly_locked_parts_are_found() {
+    let scratch = Scratch::new();
+    let tools = serde_json::json!([
+        {"name": "ping", "description": "Ping.", "inputSchema": {"type": "object"}},
+        {"name": "de\u{200B}lete", "description": "Delete.", "inputSchema": {"type": "object"}}
+    ]);
+    // The base locked tools only; the head adds a handshake whose instructions hide text.
+    scratch.write(
+        "tools.json",
+        &serde_json::json!({"tools": ping()}).to_string(),
+    );
+    let (code, _, err) = scratch.run(&[
+        "lock",
+        "--from",
+        "tools.json",
+        "--name",
+        "s",
+        "--lockfile",
+        "base.lock",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    scratch.write(
+        "head.json",
+        &capture_with("1.0.0", Some("Be brief.\u{202E}"), tools).to_string(),
+    );
+    let (code, _, err) = scratch.run(&["lock", "--from", "head.json", "--name", "s"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, report) = review_json(&scratch, &[]);
+    assert_eq!(code, 1);
+    let got = statuses(&report);
+    for want in [
+        ("de\u{200B}lete", "tool-added"),
+        ("de\u{200B}lete", "hidden-unicode"),
+        ("@instructions", "instructions-changed"),
+        ("@instructions", "hidden-unicode"),
+    ] {
+        assert!(
+            got.iter().any(|(s, c, _)| s == want.0 && c == want.1),
+            "{want:?} in {got:?}"
+        );
+    }
+    // The text report never prints the invisible character, and its spelling approves.
+    let (_, out, _) = scratch.run(&["check", "--baseline", "base.lock"]);
+    assert!(
+        !out.contains('\u{200B}') && !out.contains('\u{202E}'),
+        "{out}"
+    );
+    assert!(out.contains("tool `de<U+200B>lete`"), "{out}");
+    let (code, out, err) = scratch.run(&[
+        "approve",
+        "s/de<U+200B>lete",
+        "--reason",
+        "ok",
+        "--by",
+        BY,
+        "--baseline",
+        "base.lock",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("approved s/de<U+200B>lete"), "{out}");
+}
+
+#[test]
+fn a_misspelt_code_in_the_policy_is_an_error() {
+    let scratch = pull_request();
+    let config = scratch.read("catalock.toml");
+    scratch.write(
+        "catalock.toml",
+        &format!("{config}\n[policy.codes]\ndescripton-changed = \"deny\"\n"),
+    );
+    let (code, _, err) = scratch.run(&["check", "--baseline", "base.lock"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("names \"descripton-changed\", which is not a change code (did you mean description-changed?)"), "{err}");
+    assert!(err.contains("hint: catalock explain --list"), "{err}");
 }
