@@ -184,6 +184,15 @@ impl Coverage {
         }
     }
 
+    /// Each part with its name, in report order.
+    pub fn parts(self) -> [(&'static str, bool); 3] {
+        [
+            ("instructions (initialize result)", self.instructions),
+            ("prompts", self.prompts),
+            ("resource templates", self.resource_templates),
+        ]
+    }
+
     pub fn common(self, other: Coverage) -> Coverage {
         Coverage {
             instructions: self.instructions && other.instructions,

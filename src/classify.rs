@@ -236,19 +236,7 @@ fn classify_sections(
         resource_templates: false,
     });
     let state = (old.map(server_state), Some(server_state(new)));
-    for (part, before, after) in [
-        (
-            "instructions (initialize result)",
-            old_cover.instructions,
-            new_cover.instructions,
-        ),
-        ("prompts", old_cover.prompts, new_cover.prompts),
-        (
-            "resource templates",
-            old_cover.resource_templates,
-            new_cover.resource_templates,
-        ),
-    ] {
+    for ((part, before), (_, after)) in old_cover.parts().into_iter().zip(new_cover.parts()) {
         if before && !after && context.lost_coverage_is_change {
             out.push(change(
                 "coverage-reduced",
@@ -297,31 +285,21 @@ fn classify_sections(
             );
         }
     }
-    if new_cover.prompts {
-        let items = |s: &LockedServer| -> Vec<(String, Digest, String)> {
-            s.prompts
-                .iter()
-                .map(|p| (p.name.clone(), p.digest, p.content.clone()))
-                .collect()
-        };
-        let before = match old {
-            Some(o) if old_cover.prompts => items(o),
-            _ => Vec::new(),
-        };
-        classify_items(out, SubjectKind::Prompt, &before, &items(new));
-    }
-    if new_cover.resource_templates {
-        let items = |s: &LockedServer| -> Vec<(String, Digest, String)> {
-            s.resource_templates
-                .iter()
-                .map(|t| (t.uri_template.clone(), t.digest, t.content.clone()))
-                .collect()
-        };
-        let before = match old {
-            Some(o) if old_cover.resource_templates => items(o),
-            _ => Vec::new(),
-        };
-        classify_items(out, SubjectKind::ResourceTemplate, &before, &items(new));
+    for (kind, covered_before, covered) in [
+        (SubjectKind::Prompt, old_cover.prompts, new_cover.prompts),
+        (
+            SubjectKind::ResourceTemplate,
+            old_cover.resource_templates,
+            new_cover.resource_templates,
+        ),
+    ] {
+        if covered {
+            let before = match old {
+                Some(o) if covered_before => items_of(o, kind),
+                _ => Vec::new(),
+            };
+            classify_items(out, kind, &before, &items_of(new, kind));
+        }
     }
 
     let old_total = old.map_or(0, |o| o.total_tokens);
@@ -852,6 +830,22 @@ fn effective_hint(tool: &Map<String, Value>, hint: &str, default: bool) -> Value
         .and_then(|a| a.get(hint))
         .cloned()
         .unwrap_or(Value::Bool(default))
+}
+
+/// A server's prompts or resource templates as (key, digest, content).
+fn items_of(server: &LockedServer, kind: SubjectKind) -> Vec<(String, Digest, String)> {
+    match kind {
+        SubjectKind::Prompt => server
+            .prompts
+            .iter()
+            .map(|p| (p.name.clone(), p.digest, p.content.clone()))
+            .collect(),
+        _ => server
+            .resource_templates
+            .iter()
+            .map(|t| (t.uri_template.clone(), t.digest, t.content.clone()))
+            .collect(),
+    }
 }
 
 /// Prompts or resource templates, matched by key; content is canonical JSON.

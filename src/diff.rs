@@ -262,19 +262,7 @@ pub fn diff_servers(old: &LockedServer, new: &LockedServer) -> ServerDiff {
     // A part one side did not capture is not compared, and said so: a tools-only capture is
     // not evidence that the prompts were removed.
     let mut coverage = Vec::new();
-    for (what, before, after) in [
-        (
-            "instructions (initialize result)",
-            old_cover.instructions,
-            new_cover.instructions,
-        ),
-        ("prompts", old_cover.prompts, new_cover.prompts),
-        (
-            "resource templates",
-            old_cover.resource_templates,
-            new_cover.resource_templates,
-        ),
-    ] {
+    for ((what, before), (_, after)) in old_cover.parts().into_iter().zip(new_cover.parts()) {
         if before != after {
             let side = if before { "before" } else { "after" };
             coverage.push(format!(

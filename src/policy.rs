@@ -538,35 +538,53 @@ mod tests {
             config,
             ..Policy::default()
         };
-        let action =
-            |server, subject, code, severity| policy.action(server, subject, code, severity);
-        assert_eq!(
-            action("x", "t", "meta-changed", Severity::Risky),
-            Action::Warn
-        );
-        assert_eq!(
-            action("x", "t", "description-changed", Severity::Risky),
-            Action::Deny
-        );
-        assert_eq!(
-            action("x", "t", "tool-removed", Severity::Breaking),
-            Action::Approve
-        );
-        assert_eq!(
-            action("gh", "t", "tool-removed", Severity::Breaking),
-            Action::Allow
-        );
-        assert_eq!(
-            action("gh", "delete", "tool-removed", Severity::Breaking),
-            Action::Deny
-        );
-        assert_eq!(
-            action("x", "t", "tool-added", Severity::Safe),
-            Action::Allow
-        );
-        assert_eq!(
-            action("x", "@server", "owner-missing", Severity::Risky),
-            Action::Warn
-        );
+        let table = [
+            ("x", "t", "meta-changed", Severity::Risky, Action::Warn),
+            (
+                "x",
+                "t",
+                "description-changed",
+                Severity::Risky,
+                Action::Deny,
+            ),
+            (
+                "x",
+                "t",
+                "tool-removed",
+                Severity::Breaking,
+                Action::Approve,
+            ),
+            ("gh", "t", "tool-removed", Severity::Breaking, Action::Allow),
+            (
+                "gh",
+                "delete",
+                "tool-removed",
+                Severity::Breaking,
+                Action::Deny,
+            ),
+            ("x", "t", "tool-added", Severity::Safe, Action::Allow),
+            (
+                "x",
+                "@server",
+                "owner-missing",
+                Severity::Risky,
+                Action::Warn,
+            ),
+            // A global rule for the code beats a per-server rule for its severity.
+            (
+                "gh",
+                "t",
+                "description-changed",
+                Severity::Risky,
+                Action::Deny,
+            ),
+        ];
+        for (server, subject, code, severity, want) in table {
+            assert_eq!(
+                policy.action(server, subject, code, severity),
+                want,
+                "{server}/{subject} {code}"
+            );
+        }
     }
 }

@@ -38,6 +38,21 @@ fn pull_request() -> Scratch {
     scratch
 }
 
+/// `catalock approve everything --all` against base.lock.
+fn approve_all(scratch: &Scratch, reason: &str) -> (i32, String, String) {
+    scratch.run(&[
+        "approve",
+        "everything",
+        "--all",
+        "--reason",
+        reason,
+        "--by",
+        BY,
+        "--baseline",
+        "base.lock",
+    ])
+}
+
 fn review_json(scratch: &Scratch, extra: &[&str]) -> (i32, serde_json::Value) {
     let mut args = vec!["check", "--baseline", "base.lock", "--format", "json"];
     args.extend_from_slice(extra);
@@ -139,17 +154,7 @@ fn approvals_round_trip_and_go_stale_when_the_contract_moves_again() {
     assert_eq!(code, 1);
     assert_eq!(report["review"]["failing"], 2, "{report:#}");
 
-    let (code, out, err) = scratch.run(&[
-        "approve",
-        "everything",
-        "--all",
-        "--reason",
-        "2.0 release",
-        "--by",
-        BY,
-        "--baseline",
-        "base.lock",
-    ]);
+    let (code, out, err) = approve_all(&scratch, "2.0 release");
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("everything/get-environment") && out.contains("everything/get-tiny-image"),
@@ -209,17 +214,7 @@ fn approvals_round_trip_and_go_stale_when_the_contract_moves_again() {
 #[test]
 fn drift_fails_a_review_even_when_every_change_is_approved() {
     let scratch = pull_request();
-    let (code, _, err) = scratch.run(&[
-        "approve",
-        "everything",
-        "--all",
-        "--reason",
-        "ok",
-        "--by",
-        BY,
-        "--baseline",
-        "base.lock",
-    ]);
+    let (code, _, err) = approve_all(&scratch, "ok");
     assert_eq!(code, 0, "{err}");
     // The lockfile says new.json, but the server serves old.json: drift.
     let (code, out, _) = scratch.run(&["check", "--baseline", "base.lock", "--from", "old.json"]);
@@ -254,17 +249,7 @@ fn policy_deny_warn_ignore_and_expired_ignores() {
         assert!(got.contains(&want), "{want:?} not in {got:?}");
     }
     // A denied change cannot be approved away.
-    scratch.run(&[
-        "approve",
-        "everything",
-        "--all",
-        "--reason",
-        "x",
-        "--by",
-        BY,
-        "--baseline",
-        "base.lock",
-    ]);
+    approve_all(&scratch, "x");
     let (code, report) = review_json(&scratch, &["--from", "new.json"]);
     assert_eq!(code, 1);
     assert_eq!(report["review"]["failing"], 1, "{report:#}");
@@ -292,17 +277,7 @@ fn owner_missing_warns_by_default_and_can_be_denied() {
         .read("catalock.toml")
         .replace("owner = \"platform-team\"\n", "");
     scratch.write("catalock.toml", &text);
-    scratch.run(&[
-        "approve",
-        "everything",
-        "--all",
-        "--reason",
-        "x",
-        "--by",
-        BY,
-        "--baseline",
-        "base.lock",
-    ]);
+    approve_all(&scratch, "x");
     let (code, report) = review_json(&scratch, &["--from", "new.json"]);
     assert_eq!(code, 0, "{report:#}");
     assert!(statuses(&report).contains(&(
