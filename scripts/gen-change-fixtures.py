@@ -109,6 +109,9 @@ fx("instructions-changed", make=full, new_f=lambda x: (bump(x,"1.1.0"), x["init"
 fx("prompt-added", make=full, new_f=lambda x: (bump(x,"1.1.0"), x["prompts"].append({"name":"translate","description":"Translate a document"})))
 fx("prompt-removed", make=full, new_f=lambda x: (bump(x,"2.0.0"), x["prompts"].pop()))
 fx("prompt-changed", make=full, new_f=lambda x: (bump(x,"1.1.0"), x["prompts"][0].update(description="Summarize a document in three bullet points")))
+def required_arg(x):
+    bump(x,"2.0.0"); x["prompts"][0]["arguments"].append({"name":"style","required":True})
+fx("prompt-argument-required", make=full, new_f=required_arg, expected=["prompt-argument-required","prompt-changed"])
 fx("resource-template-added", make=full, new_f=lambda x: (bump(x,"1.1.0"), x["templates"].append({"uriTemplate":"docs://{id}/history","name":"history"})))
 fx("resource-template-removed", make=full, new_f=lambda x: (bump(x,"2.0.0"), x["templates"].pop()))
 fx("resource-template-changed", make=full, new_f=lambda x: (bump(x,"1.1.0"), x["templates"][0].update(mimeType="text/markdown")))

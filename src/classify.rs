@@ -383,6 +383,7 @@ fn classify_tools(
     out: &mut Vec<ClassifiedChange>,
 ) {
     let mut removed: Vec<&LockedTool> = Vec::new();
+    let mut changed: Vec<(&LockedTool, &LockedTool)> = Vec::new();
     let mut added: Vec<&LockedTool> = Vec::new();
     let (mut i, mut j) = (0, 0);
     // Both tool lists are sorted by name: walk them together.
@@ -404,13 +405,22 @@ fn classify_tools(
             std::cmp::Ordering::Equal => {
                 let (a, b) = (&old.tools[i], &new.tools[j]);
                 if a.digest != b.digest || a.tokens != b.tokens {
-                    classify_tool(a, b, context, out);
+                    changed.push((a, b));
                 }
                 i += 1;
                 j += 1;
             }
         }
     }
+    // Changed tools are independent: classify them on every core (the order is restored
+    // by sorting afterwards).
+    let per_tool = crate::build::process_in_parallel(&changed, |_, (a, b)| {
+        let mut found = Vec::new();
+        classify_tool(a, b, context, &mut found);
+        Ok(found)
+    })
+    .unwrap_or_default();
+    out.extend(per_tool.into_iter().flatten());
 
     // A removed and an added tool equal in everything but the name were renamed.
     let unnamed = |tool: &LockedTool| -> (Map<String, Value>, String) {
@@ -832,6 +842,27 @@ fn effective_hint(tool: &Map<String, Value>, hint: &str, default: bool) -> Value
         .unwrap_or(Value::Bool(default))
 }
 
+/// Prompt arguments required in `new` that were optional or absent in `old`.
+fn newly_required_arguments(old: &Value, new: &Value) -> Vec<String> {
+    let required = |prompt: &Value| -> Vec<String> {
+        prompt
+            .get("arguments")
+            .and_then(Value::as_array)
+            .map(|args| {
+                args.iter()
+                    .filter(|a| a.get("required") == Some(&Value::Bool(true)))
+                    .filter_map(|a| a.get("name").and_then(Value::as_str).map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let before = required(old);
+    required(new)
+        .into_iter()
+        .filter(|name| !before.contains(name))
+        .collect()
+}
+
 /// A server's prompts or resource templates as (key, digest, content).
 fn items_of(server: &LockedServer, kind: SubjectKind) -> Vec<(String, Digest, String)> {
     match kind {
@@ -920,6 +951,18 @@ fn classify_items(
                     c.word_diff = word_diff(a, b);
                 }
                 out.push(c);
+                if kind == SubjectKind::Prompt {
+                    for name in newly_required_arguments(&x, &y) {
+                        out.push(change(
+                            "prompt-argument-required",
+                            kind,
+                            &subject,
+                            None,
+                            format!("argument {name:?} is now required"),
+                            (Some(*digest), Some(*d)),
+                        ));
+                    }
+                }
                 let mut before = Vec::new();
                 collect_hidden(&x, &mut String::new(), &mut before);
                 let mut after = Vec::new();

@@ -144,6 +144,9 @@ codes! {
         "Instructions go into the model's context for every conversation.";
     "prompt-added", Safe, "a new prompt", "The server offers a prompt the lockfile does not list.";
     "prompt-removed", Breaking, "a prompt is gone", "Users and clients that use it fail.";
+    "prompt-argument-required", Breaking, "a prompt argument became required",
+        "A required argument was added to a prompt, or an optional one became required: clients \
+         that do not send it fail.";
     "prompt-changed", Risky, "a prompt changed", "Its arguments or text changed.";
     "resource-template-added", Safe, "a new resource template", "Additive.";
     "resource-template-removed", Breaking, "a resource template is gone", "Clients that read it fail.";
