@@ -1494,7 +1494,27 @@ fn approve(args: &crate::cli::ApproveArgs, out: &mut dyn Write) -> Result<u8, Er
     let (work, _) = read_trusted(&args.lockfile)?;
     let (governance, _) = crate::review::governance_for_review(governance, &base, &args.config)?;
     if work.lockfile.server(server).is_none() && base_lockfile.server(server).is_none() {
-        return Err(no_entry(&work.lockfile, server, &args.lockfile));
+        let names: Vec<&str> = work
+            .lockfile
+            .servers
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        return Err(Error::usage(
+            format!(
+                "neither {} nor {label} has a server `{server}` (it has: {})",
+                args.lockfile,
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+            format!(
+                "catalock check {} lists each change with its approve command",
+                base.args()
+            ),
+        ));
     }
     let review = crate::review::review(&base_lockfile, &work.lockfile, &governance, &label, "");
     let pending = crate::review::pending_approvals(&review, server, subject);
