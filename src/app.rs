@@ -23,7 +23,10 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Command::Check(args) => reported(
             "check",
             args.format,
-            check(args),
+            check(args).map(|mut report| {
+                report.lockfile = Some(args.lockfile.clone());
+                report
+            }),
             out,
             err,
             ("locked", "live"),

@@ -64,6 +64,10 @@ pub struct ClassifiedChange {
     /// The command that approves it, when it needs an approval.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approve: Option<String>,
+    /// The line in the lockfile of the entry it concerns (the tool, prompt, template or
+    /// server), for annotations; absent when neither side was read from a file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
 }
 
 /// Thresholds for `tokens-grew`.
@@ -158,6 +162,7 @@ fn change(
         after: digests.1,
         verdict: None,
         approve: None,
+        line: None,
     }
 }
 
@@ -184,6 +189,7 @@ pub fn classify_server(
                 ),
                 (Some(server_state(old)), None),
             ));
+            assign_lines(&mut out, &[old]);
             return out;
         }
         (None, Some(new)) => {
@@ -209,6 +215,7 @@ pub fn classify_server(
                 }
             }
             classify_sections(None, new, context, &mut out);
+            assign_lines(&mut out, &[new]);
             sort_changes(&mut out);
             return out;
         }
@@ -216,8 +223,41 @@ pub fn classify_server(
     };
     classify_tools(old, new, context, &mut out);
     classify_sections(Some(old), new, context, &mut out);
+    assign_lines(&mut out, &[new, old]);
     sort_changes(&mut out);
     out
+}
+
+/// Points each change at its entry's line in a lockfile: the first of `sides` read from a
+/// file that has the entry, else that side's `[[server]]` line.
+fn assign_lines(changes: &mut [ClassifiedChange], sides: &[&LockedServer]) {
+    for change in changes {
+        let subject = change.subject.as_str();
+        let found = sides.iter().find_map(|server| {
+            let line = match change.kind {
+                SubjectKind::Tool => server
+                    .tools
+                    .iter()
+                    .find(|t| t.name == subject)
+                    .map(|t| t.line),
+                SubjectKind::Prompt => server
+                    .prompts
+                    .iter()
+                    .find(|p| Some(p.name.as_str()) == subject.strip_prefix("prompt:"))
+                    .map(|p| p.line),
+                SubjectKind::ResourceTemplate => server
+                    .resource_templates
+                    .iter()
+                    .find(|t| {
+                        Some(t.uri_template.as_str()) == subject.strip_prefix("resource-template:")
+                    })
+                    .map(|t| t.line),
+                SubjectKind::Instructions | SubjectKind::Server => None,
+            };
+            line.filter(|l| *l > 0)
+        });
+        change.line = found.or_else(|| sides.iter().map(|s| s.line).find(|l| *l > 0));
+    }
 }
 
 /// Instructions, prompts, resource templates, the token budget and the version: everything

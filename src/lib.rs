@@ -30,6 +30,7 @@ pub mod json;
 pub mod live;
 pub mod lockfile;
 pub mod policy;
+pub mod render;
 pub mod report;
 pub mod review;
 pub mod schema;

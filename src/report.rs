@@ -72,6 +72,9 @@ pub struct Report {
     /// What a pull request changes and how the policy judged it (`check --base`/`--baseline`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<Review>,
+    /// The lockfile the `line` of each change refers to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lockfile: Option<String>,
     /// Whether a live (or captured) contract was compared with the lockfile.
     #[serde(skip)]
     pub drift_checked: bool,
@@ -118,6 +121,7 @@ impl Report {
             accept: None,
             error: None,
             review: None,
+            lockfile: None,
             drift_checked: false,
             drifted: false,
         }
