@@ -22,7 +22,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Command::Lock(args) => lock(args, out),
         Command::Check(args) => reported(
             "check",
-            args.format,
+            &args.output,
             check(args).map(|mut report| {
                 report.lockfile = Some(args.lockfile.clone());
                 report
@@ -31,8 +31,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             err,
             ("locked", "live"),
         ),
-        Command::Diff(args) => reported("diff", args.format, diff(args), out, err, ("old", "new")),
-        Command::Verify(args) => reported("verify", args.format, verify(args), out, err, ("", "")),
+        Command::Diff(args) => reported("diff", &args.output, diff(args), out, err, ("old", "new")),
+        Command::Verify(args) => reported("verify", &args.output, verify(args), out, err, ("", "")),
         Command::Fmt(args) => fmt(args, out),
         Command::Explain(args) => explain(args, out),
         Command::Approve(args) => approve(args, out),
@@ -70,27 +70,45 @@ fn command_name(command: &Command) -> &'static str {
 /// a script always gets one parseable document.
 fn reported(
     command: &str,
-    format: Format,
+    output: &crate::cli::OutputArgs,
     result: Result<Report, Error>,
     out: &mut dyn Write,
     err: &mut dyn Write,
     sides: (&str, &str),
 ) -> Result<u8, Error> {
+    let to_stdout = output.formats.iter().filter(|f| f.path.is_none()).count();
+    if to_stdout > 1 {
+        return Err(Error::usage(
+            "only one --format can go to standard output",
+            "give the others a file: --format sarif=catalock.sarif",
+        ));
+    }
     let report = match result {
         Ok(report) => report,
-        Err(error) if format == Format::Json => Report::from_error(command, &error),
-        Err(error) => return Err(error),
+        // Only plain text shows an error as the error line on stderr; every other format
+        // gets a report of its own, so a script or CI step always has one document.
+        Err(error) if output.formats.iter().all(|f| f.format == Format::Text) => {
+            return Err(error);
+        }
+        Err(error) => Report::from_error(command, &error),
     };
-    let text = match format {
-        Format::Json => report.to_json(),
-        Format::Text => report.to_text(sides),
-    };
-    let target: &mut dyn Write = if report.outcome == Outcome::Error && format == Format::Text {
-        err
-    } else {
-        out
-    };
-    write_output(target, &text)?;
+    for spec in &output.formats {
+        let text = match spec.format {
+            Format::Text => report.to_text(sides),
+            Format::Json => report.to_json(),
+            Format::Markdown => crate::render::markdown(&report),
+            Format::Github => crate::render::github(&report),
+            Format::Sarif => crate::render::sarif(&report),
+            Format::Junit => crate::render::junit(&report),
+        };
+        match &spec.path {
+            Some(path) => crate::lockfile::write_atomic(path, text.as_bytes())?,
+            None if report.outcome == Outcome::Error && spec.format == Format::Text => {
+                write_output(err, &text)?
+            }
+            None => write_output(out, &text)?,
+        }
+    }
     Ok(report.exit_code)
 }
 

@@ -101,10 +101,52 @@ pub struct ExplainArgs {
     pub list: bool,
 }
 
+/// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
+    /// Human-readable text.
     Text,
+    /// The JSON report (schemas/report.schema.json).
     Json,
+    /// Markdown, for $GITHUB_STEP_SUMMARY and pull-request comments.
+    Markdown,
+    /// GitHub Actions workflow commands (annotations on the lockfile).
+    Github,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// JUnit XML, for CI test reports.
+    Junit,
+}
+
+/// `--format FORMAT[=PATH]`: where one rendering of the report goes (stdout without a path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatSpec {
+    pub format: Format,
+    pub path: Option<std::path::PathBuf>,
+}
+
+impl std::str::FromStr for FormatSpec {
+    type Err = String;
+    fn from_str(text: &str) -> Result<FormatSpec, String> {
+        let (name, path) = match text.split_once('=') {
+            Some((name, path)) if !path.is_empty() => (name, Some(std::path::PathBuf::from(path))),
+            Some((name, _)) => return Err(format!("--format {name}= needs a file after '='")),
+            None => (text, None),
+        };
+        let format = Format::from_str(name, true).map_err(|_| {
+            format!("unknown format {name:?} (text, json, markdown, github, sarif, junit; add =PATH to write a file)")
+        })?;
+        Ok(FormatSpec { format, path })
+    }
+}
+
+/// Reports: `--format` may be repeated with `=PATH` so one run writes every format needed.
+#[derive(Debug, Args, Clone)]
+pub struct OutputArgs {
+    /// Output format, repeatable: text, json, markdown, github, sarif, junit; FORMAT=PATH
+    /// writes a file (e.g. --format markdown=summary.md --format sarif=catalock.sarif).
+    #[arg(long = "format", value_name = "FORMAT[=PATH]", default_value = "text")]
+    pub formats: Vec<FormatSpec>,
 }
 
 #[derive(Debug, Args)]
@@ -134,8 +176,8 @@ pub struct CheckArgs {
     pub name: Option<String>,
     #[arg(long, value_name = "PATH", default_value = DEFAULT_LOCKFILE)]
     pub lockfile: String,
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub base: BaseArgs,
     /// The policy, owners, approvals and deprecations.
@@ -207,8 +249,8 @@ pub struct DiffArgs {
     /// Server name for a capture side [default: the other side's only entry, or serverInfo.name]
     #[arg(long)]
     pub name: Option<String>,
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Owners, deprecations and token thresholds used to classify.
     #[arg(long, value_name = "PATH", default_value = "catalock.toml")]
     pub config: String,
@@ -218,8 +260,8 @@ pub struct DiffArgs {
 pub struct VerifyArgs {
     #[arg(long, value_name = "PATH", default_value = DEFAULT_LOCKFILE)]
     pub lockfile: String,
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]

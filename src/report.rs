@@ -489,8 +489,8 @@ fn render_unified(out: &mut String, unified: &str, indent: &str, sides: (&str, &
     }
 }
 
-/// "2 breaking, 1 risky, 3 safe in 2 tools".
-pub fn severity_summary(changes: &[&ClassifiedChange]) -> String {
+/// "2 breaking, 1 risky": the count of each severity present, most severe first.
+pub fn severity_counts(changes: &[&ClassifiedChange]) -> Vec<String> {
     let mut parts = Vec::new();
     for severity in [
         Severity::Breaking,
@@ -503,6 +503,12 @@ pub fn severity_summary(changes: &[&ClassifiedChange]) -> String {
             parts.push(format!("{n} {}", severity.name()));
         }
     }
+    parts
+}
+
+/// "2 breaking, 1 risky, 3 safe in 2 tools".
+pub fn severity_summary(changes: &[&ClassifiedChange]) -> String {
+    let parts = severity_counts(changes);
     let mut tools: Vec<&str> = changes
         .iter()
         .filter(|c| c.kind == SubjectKind::Tool)

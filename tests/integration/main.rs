@@ -3,11 +3,13 @@
 
 mod support;
 
+mod action;
 mod bad_input;
 mod captures;
 mod changes;
 mod commands;
 mod config;
+mod formats;
 mod generated;
 mod live_faults;
 mod live_http;

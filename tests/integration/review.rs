@@ -3,9 +3,8 @@
 //! real repositories, shallow clones included.
 
 use std::path::Path;
-use std::process::Command as Process;
 
-use crate::support::{Scratch, capture, fixtures};
+use crate::support::{Scratch, capture, fixtures, git};
 
 const BY: &str = "Ana Reviewer <ana@example.com>";
 
@@ -16,21 +15,7 @@ fn changed_capture() -> std::path::PathBuf {
 /// A scratch dir with base.lock (the real server-everything capture) and mcp.lock (the
 /// changed capture), plus a catalock.toml naming the owner.
 fn pull_request() -> Scratch {
-    let scratch = Scratch::new();
-    scratch.copy(&capture("everything", "tools-list.json"), "old.json");
-    scratch.copy(&changed_capture(), "new.json");
-    for (from, lockfile) in [("old.json", "base.lock"), ("new.json", "mcp.lock")] {
-        let (code, _, err) = scratch.run(&[
-            "lock",
-            "--from",
-            from,
-            "--name",
-            "everything",
-            "--lockfile",
-            lockfile,
-        ]);
-        assert_eq!(code, 0, "{err}");
-    }
+    let scratch = crate::support::locked_pull_request();
     scratch.write(
         "catalock.toml",
         "# servers we ship\n[[server]]\nname = \"everything\"\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-everything\"]\nowner = \"platform-team\"\n",
@@ -397,32 +382,6 @@ fn deprecation_makes_removal_after_its_date_safe() {
     assert_eq!(code, 2);
     assert!(err.contains("is not a date"), "{err}");
     assert_eq!(scratch.read("catalock.toml"), before);
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Process::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args([
-            "-c",
-            "user.name=Ci Bot",
-            "-c",
-            "user.email=ci@example.com",
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "protocol.file.allow=always",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
 }
 
 #[test]

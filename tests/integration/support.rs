@@ -240,3 +240,55 @@ impl Drop for HttpServer {
         let _ = self.child.wait();
     }
 }
+
+/// A scratch dir with base.lock (the real server-everything capture) and mcp.lock (a
+/// realistic multi-change edit of it, tests/fixtures/review/everything-changed.json), both
+/// locked as server `everything`; callers add their own catalock.toml.
+pub fn locked_pull_request() -> Scratch {
+    let scratch = Scratch::new();
+    scratch.copy(&capture("everything", "tools-list.json"), "old.json");
+    scratch.copy(
+        &fixtures().join("review/everything-changed.json"),
+        "new.json",
+    );
+    for (from, lockfile) in [("old.json", "base.lock"), ("new.json", "mcp.lock")] {
+        let (code, _, err) = scratch.run(&[
+            "lock",
+            "--from",
+            from,
+            "--name",
+            "everything",
+            "--lockfile",
+            lockfile,
+        ]);
+        assert_eq!(code, 0, "{err}");
+    }
+    scratch
+}
+
+/// `git ARGS` in `dir`, isolated from the machine's git config; returns trimmed stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .args([
+            "-c",
+            "user.name=Ci Bot",
+            "-c",
+            "user.email=ci@example.com",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "protocol.file.allow=always",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
