@@ -37,6 +37,23 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Command::Explain(args) => explain(args, out),
         Command::Approve(args) => approve(args, out),
         Command::Deprecate(args) => deprecate(args, out),
+        Command::Init(args) => crate::init::init(args, out, err),
+        Command::Show(args) => show(args, out),
+        Command::Digest(args) => digest(args, out),
+        Command::Completions(args) => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut command, "catalock", &mut script);
+            write_output(out, &String::from_utf8_lossy(&script)).map(|()| EXIT_SAME)
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+                .render(&mut page)
+                .map_err(|e| Error::io(format!("cannot render the man page: {e}"), "report a bug"))
+                .and_then(|()| write_output(out, &String::from_utf8_lossy(&page)))
+                .map(|()| EXIT_SAME)
+        }
     };
     // Servers shut down in the background while the lockfile was written; none outlives us.
     crate::live::stdio::wait_for_shutdowns();
@@ -63,6 +80,11 @@ fn command_name(command: &Command) -> &'static str {
         Command::Explain(_) => "explain",
         Command::Approve(_) => "approve",
         Command::Deprecate(_) => "deprecate",
+        Command::Init(_) => "init",
+        Command::Show(_) => "show",
+        Command::Digest(_) => "digest",
+        Command::Completions(_) => "completions",
+        Command::Man => "man",
     }
 }
 
@@ -94,6 +116,8 @@ fn reported(
     };
     for spec in &output.formats {
         let text = match spec.format {
+            // Styled for a terminal; the stream drops the styles elsewhere (main.rs).
+            Format::Text if spec.path.is_none() => crate::report::styled(&report.to_text(sides)),
             Format::Text => report.to_text(sides),
             Format::Json => report.to_json(),
             Format::Markdown => crate::render::markdown(&report),
@@ -1207,17 +1231,21 @@ fn lock_all(
         None
     };
     let entry_of = |name: &str| existing.as_ref().and_then(|r| r.lockfile.server(name));
+    let progress = Progress::new(plans.len());
     let captures = bounded(&plans, args.live.jobs, |plan| {
         // lock asks with the configured identity (not a stale recorded one).
         let client = planned_identity(plan, None, &args.live)?;
-        acquire_as(
+        let capture = acquire_as(
             &plan.source,
             &args.live,
             &client,
             Some(plan.written),
             plan.written.protocol.as_deref(),
-        )
+        );
+        progress.done(&plan.written.name);
+        capture
     });
+    progress.finish();
     let mut failures = Vec::new();
     let mut lockfile = existing
         .as_ref()
@@ -1676,4 +1704,111 @@ fn deprecate(args: &crate::cli::DeprecateArgs, out: &mut dyn Write) -> Result<u8
         ),
     )?;
     Ok(EXIT_SAME)
+}
+
+fn show(args: &crate::cli::ShowArgs, out: &mut dyn Write) -> Result<u8, Error> {
+    let (read, _) = read_trusted(&args.lockfile)?;
+    let (server, tool) = match args.target.as_deref() {
+        Some(target) => {
+            let (server, tool) = split_target(target);
+            (Some(server), tool)
+        }
+        None => (None, None),
+    };
+    if let Some(name) = server
+        && read.lockfile.server(name).is_none()
+    {
+        return Err(no_entry(&read.lockfile, name, &args.lockfile));
+    }
+    let text = crate::render::show(&read.lockfile, server, tool, &args.format)
+        .map_err(|what| Error::usage(what, format!("catalock show {}", server.unwrap_or(""))))?;
+    write_output(out, &text)?;
+    Ok(EXIT_SAME)
+}
+
+fn digest(args: &crate::cli::DigestArgs, out: &mut dyn Write) -> Result<u8, Error> {
+    let (read, _) = read_trusted(&args.lockfile)?;
+    let servers: Vec<&LockedServer> = match args.server.as_deref() {
+        Some(name) => vec![
+            read.lockfile
+                .server(name)
+                .ok_or_else(|| no_entry(&read.lockfile, name, &args.lockfile))?,
+        ],
+        None => read.lockfile.servers.iter().collect(),
+    };
+    let text = if args.server_json {
+        let [server] = servers.as_slice() else {
+            return Err(Error::usage(
+                format!(
+                    "{} locks {} servers; --server-json describes one",
+                    args.lockfile,
+                    servers.len()
+                ),
+                "catalock digest SERVER --server-json",
+            ));
+        };
+        let meta = serde_json::json!({
+            "_meta": {
+                "io.catalock/digest": {
+                    "algorithm": read.lockfile.digest_algorithm,
+                    "server-digest": server.server_digest.to_string(),
+                    "catalog-revision": server.catalog_revision.to_string(),
+                    "tools": server.tool_count,
+                }
+            }
+        });
+        let mut text = serde_json::to_string_pretty(&meta).expect("JSON serializes");
+        text.push('\n');
+        text
+    } else {
+        servers
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}  {}  ({} tools, {} tokens)\n",
+                    s.server_digest, s.name, s.tool_count, s.total_tokens
+                )
+            })
+            .collect()
+    };
+    write_output(out, &text)?;
+    Ok(EXIT_SAME)
+}
+
+/// A one-line progress count on stderr while several servers are asked, only when stderr is
+/// a terminal (CI logs and pipes get nothing).
+struct Progress {
+    total: usize,
+    done: std::sync::atomic::AtomicUsize,
+    shown: bool,
+}
+
+impl Progress {
+    fn new(total: usize) -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            total,
+            done: std::sync::atomic::AtomicUsize::new(0),
+            shown: total > 1 && std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn done(&self, name: &str) {
+        let n = self.done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        if self.shown {
+            let mut stderr = std::io::stderr().lock();
+            let _ = write!(
+                stderr,
+                "\r\x1b[2Klocked {n}/{} servers ({name})",
+                self.total
+            );
+            let _ = stderr.flush();
+        }
+    }
+
+    fn finish(&self) {
+        if self.shown {
+            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        }
+    }
 }

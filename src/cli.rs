@@ -35,6 +35,57 @@ pub enum Command {
     Approve(ApproveArgs),
     /// Announce that a tool will be removed: removing it after DATE is then safe.
     Deprecate(DeprecateArgs),
+    /// Set up a repository: catalock.toml, a first mcp.lock and a GitHub workflow.
+    Init(InitArgs),
+    /// Show the locked contract: servers, or one server's tools, or one tool.
+    Show(ShowArgs),
+    /// Print server digests for release notes, or the `_meta` block for a registry server.json.
+    Digest(DigestArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff).
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Overwrite catalock.toml, the lockfile and the workflow if they exist.
+    #[arg(long)]
+    pub force: bool,
+    /// Write the files but do not start the servers to lock them.
+    #[arg(long)]
+    pub no_lock: bool,
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_LOCKFILE)]
+    pub lockfile: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// SERVER or SERVER/TOOL [default: every server]
+    pub target: Option<String>,
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_LOCKFILE)]
+    pub lockfile: String,
+    /// text, json or markdown.
+    #[arg(long, default_value = "text", value_parser = ["text", "json", "markdown"])]
+    pub format: String,
+}
+
+#[derive(Debug, Args)]
+pub struct DigestArgs {
+    /// Only this server [default: every server]
+    pub server: Option<String>,
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_LOCKFILE)]
+    pub lockfile: String,
+    /// Print the `_meta` object a registry server.json entry can carry
+    /// (`io.catalock/digest`), so consumers can pin what was approved.
+    #[arg(long)]
+    pub server_json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    pub shell: clap_complete::Shell,
 }
 
 /// Where the base lockfile of a review comes from.

@@ -47,6 +47,14 @@ pub const PERMISSION_HINTS: [(&str, bool); 4] = [
     ("readOnlyHint", false),
 ];
 
+/// The hints in the order people read them (`show`): what the tool may do, then how.
+pub const PERMISSION_HINTS_DISPLAY: [(&str, bool); 4] = [
+    ("readOnlyHint", false),
+    ("destructiveHint", true),
+    ("idempotentHint", false),
+    ("openWorldHint", true),
+];
+
 /// A SHA-256 digest, written `sha256:<64 lowercase hex digits>`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Digest(pub [u8; 32]);

@@ -26,6 +26,7 @@ pub mod contract;
 pub mod diff;
 pub mod error;
 pub mod git;
+pub mod init;
 pub mod json;
 pub mod live;
 pub mod lockfile;

@@ -15,10 +15,12 @@ fn main() -> ExitCode {
             });
         }
     };
+    // anstream drops colour when the stream is not a terminal, or NO_COLOR is set, and keeps
+    // it when CLICOLOR_FORCE is; files written with --format text=PATH never get any.
     let code = catalock::app::run(
         &cli,
-        &mut std::io::stdout().lock(),
-        &mut std::io::stderr().lock(),
+        &mut anstream::stdout().lock(),
+        &mut anstream::stderr().lock(),
     );
     ExitCode::from(code)
 }

@@ -1463,6 +1463,169 @@ fn xml_chars(text: &str) -> String {
 
 // ---------------------------------------------------------------------------------------------
 
+/// `catalock show`: the locked contract as a table (`text`, `markdown`) or JSON. `server`
+/// and `tool` narrow it; an unknown tool is an error naming the server's tools.
+pub fn show(
+    lockfile: &crate::lockfile::LockFile,
+    server: Option<&str>,
+    tool: Option<&str>,
+    format: &str,
+) -> Result<String, String> {
+    let markdown = format == "markdown";
+    let servers: Vec<&crate::lockfile::LockedServer> = match server {
+        Some(name) => lockfile.server(name).into_iter().collect(),
+        None => lockfile.servers.iter().collect(),
+    };
+    if let (Some(name), [entry]) = (tool, servers.as_slice()) {
+        let found = entry.tools.iter().find(|t| t.name == name).ok_or_else(|| {
+            let names: Vec<&str> = entry.tools.iter().map(|t| t.name.as_str()).collect();
+            format!(
+                "server `{}` has no tool `{name}` (it has: {})",
+                entry.name,
+                names.join(", ")
+            )
+        })?;
+        if format == "json" {
+            let mut text = serde_json::to_string_pretty(found).expect("JSON serializes");
+            text.push('\n');
+            return Ok(text);
+        }
+        let object = crate::build::tool_object(found).unwrap_or_default();
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{}",
+            heading(
+                markdown,
+                &format!("{}/{}", entry.name, visible(&found.name))
+            )
+        );
+        let _ = writeln!(out, "digest: {}", found.digest);
+        let _ = writeln!(out, "tokens: {} ({} bytes)", found.tokens, found.bytes);
+        for (hint, default) in crate::contract::PERMISSION_HINTS {
+            let value = object
+                .get("annotations")
+                .and_then(|a| a.get(hint))
+                .cloned()
+                .unwrap_or(Value::Bool(default));
+            let _ = writeln!(out, "{hint}: {value}");
+        }
+        if let Some(description) = &found.description {
+            let _ = writeln!(out, "\n{}", visible(description));
+        }
+        for (label, text) in [
+            ("inputSchema", &found.input_schema),
+            ("outputSchema", &found.output_schema),
+        ] {
+            if let Some(text) = text {
+                let fence = if markdown { "```json\n" } else { "" };
+                let close = if markdown { "```\n" } else { "" };
+                let _ = write!(out, "\n{label}:\n{fence}{}\n{close}", visible(text));
+            }
+        }
+        return Ok(out);
+    }
+    if format == "json" {
+        let value = match server {
+            Some(_) => serde_json::to_value(servers[0]).expect("JSON serializes"),
+            None => serde_json::to_value(&lockfile.servers).expect("JSON serializes"),
+        };
+        let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+        text.push('\n');
+        return Ok(text);
+    }
+    let mut out = String::new();
+    let rows: Vec<Vec<String>>;
+    let header: &[&str];
+    match server {
+        None => {
+            header = &["server", "tools", "tokens", "version", "server digest"];
+            rows = servers
+                .iter()
+                .map(|s| {
+                    vec![
+                        s.name.clone(),
+                        s.tool_count.to_string(),
+                        s.total_tokens.to_string(),
+                        crate::classify::server_version(s).unwrap_or_else(|| "-".into()),
+                        s.server_digest.short(),
+                    ]
+                })
+                .collect();
+        }
+        Some(_) => {
+            header = &[
+                "tool",
+                "readOnly",
+                "destructive",
+                "idempotent",
+                "openWorld",
+                "tokens",
+                "digest",
+            ];
+            rows = servers[0]
+                .tools
+                .iter()
+                .map(|t| {
+                    let object = crate::build::tool_object(t).unwrap_or_default();
+                    let mut row = vec![visible(&t.name)];
+                    for (hint, default) in crate::contract::PERMISSION_HINTS_DISPLAY {
+                        let value = object
+                            .get("annotations")
+                            .and_then(|a| a.get(hint))
+                            .cloned()
+                            .unwrap_or(Value::Bool(default));
+                        row.push(match value {
+                            Value::Bool(true) => "yes".into(),
+                            Value::Bool(false) => "no".into(),
+                            other => other.to_string(),
+                        });
+                    }
+                    row.push(t.tokens.to_string());
+                    row.push(t.digest.short());
+                    row
+                })
+                .collect();
+        }
+    }
+    if markdown {
+        let _ = writeln!(out, "| {} |", header.join(" | "));
+        let _ = writeln!(out, "|{}", " --- |".repeat(header.len()));
+        for row in &rows {
+            let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+    } else {
+        let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line = |cells: Vec<&str>| -> String {
+            let padded: Vec<String> = cells
+                .iter()
+                .zip(&widths)
+                .map(|(c, w)| format!("{c:<w$}", w = *w))
+                .collect();
+            padded.join("  ").trim_end().to_string()
+        };
+        let _ = writeln!(out, "{}", line(header.to_vec()));
+        for row in &rows {
+            let _ = writeln!(out, "{}", line(row.iter().map(String::as_str).collect()));
+        }
+    }
+    Ok(out)
+}
+
+fn heading(markdown: bool, text: &str) -> String {
+    if markdown {
+        format!("### {text}")
+    } else {
+        text.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -652,3 +652,47 @@ fn render_review(out: &mut String, review: &Review) {
         let _ = writeln!(out, "review: {}", parts.join(", "));
     }
 }
+
+/// `text` with ANSI styles: the verdict line bold, severities and failing statuses coloured.
+/// The output stream removes them when it is not a terminal (or NO_COLOR is set).
+pub fn styled(text: &str) -> String {
+    use anstyle::{AnsiColor, Style};
+    let paint =
+        |style: Style, word: &str| format!("{}{word}{}", style.render(), style.render_reset());
+    let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
+    let yellow = Style::new().fg_color(Some(AnsiColor::Yellow.into()));
+    let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
+    let dim = Style::new().dimmed();
+    let bold = Style::new().bold();
+    let mut out = String::with_capacity(text.len() + 256);
+    for (n, line) in text.lines().enumerate() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let mut styled_line = if n == 0 {
+            paint(bold, line)
+        } else if let Some((word, rest)) = body.split_once(' ')
+            && let Some(style) = match word {
+                "breaking" => Some(red),
+                "risky" => Some(yellow),
+                "safe" => Some(green),
+                "cosmetic" => Some(dim),
+                _ => None,
+            }
+        {
+            format!("{indent}{}{} {rest}", paint(style, word), "")
+        } else if let Some(rest) = body.strip_prefix("error:") {
+            format!("{indent}{}{rest}", paint(red, "error:"))
+        } else {
+            line.to_string()
+        };
+        for status in ["[needs approval]", "[denied]"] {
+            if styled_line.ends_with(status) {
+                let cut = styled_line.len() - status.len();
+                styled_line = format!("{}{}", &styled_line[..cut], paint(red, status));
+            }
+        }
+        out.push_str(&styled_line);
+        out.push('\n');
+    }
+    out
+}

@@ -9,6 +9,7 @@ mod captures;
 mod changes;
 mod commands;
 mod config;
+mod everyday;
 mod formats;
 mod generated;
 mod live_faults;
