@@ -105,6 +105,18 @@ fn reported(
             "give the others a file: --format sarif=catalock.sarif",
         ));
     }
+    let mut paths: Vec<&std::path::Path> = output
+        .formats
+        .iter()
+        .filter_map(|f| f.path.as_deref())
+        .collect();
+    paths.sort();
+    if let Some(pair) = paths.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::usage(
+            format!("two --format options write {}", pair[0].display()),
+            "give each format its own file",
+        ));
+    }
     let report = match result {
         Ok(report) => report,
         // Only plain text shows an error as the error line on stderr; every other format
@@ -112,7 +124,13 @@ fn reported(
         Err(error) if output.formats.iter().all(|f| f.format == Format::Text) => {
             return Err(error);
         }
-        Err(error) => Report::from_error(command, &error),
+        Err(error) => {
+            // With nothing on stdout, the error still reaches the terminal or CI log.
+            if to_stdout == 0 {
+                let _ = write_output(err, &Report::from_error(command, &error).to_text(("", "")));
+            }
+            Report::from_error(command, &error)
+        }
     };
     for spec in &output.formats {
         let text = match spec.format {
@@ -126,7 +144,21 @@ fn reported(
             Format::Junit => crate::render::junit(&report),
         };
         match &spec.path {
-            Some(path) => crate::lockfile::write_atomic(path, text.as_bytes())?,
+            Some(path) => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).map_err(|e| {
+                        Error::io(
+                            format!(
+                                "cannot create {}: {}",
+                                parent.display(),
+                                crate::error::io_reason(&e)
+                            ),
+                            "give --format a writable path",
+                        )
+                    })?;
+                }
+                crate::lockfile::write_atomic(path, text.as_bytes())?
+            }
             None if report.outcome == Outcome::Error && spec.format == Format::Text => {
                 write_output(err, &text)?
             }
@@ -444,11 +476,25 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
         &approve_base_args(&base, &args.lockfile, &args.config),
     );
     let reachable = !no_source(&args.from, &args.live) || load_config(&args.live)?.is_some();
+    let mut drift_failed = false;
     let mut report = if reachable {
-        let mut report = drift(args, &governance)?;
-        report.drift_checked = true;
-        report.drifted = report.outcome == Outcome::Changed;
-        report
+        match drift(args, &governance) {
+            Ok(mut report) => {
+                report.drift_checked = true;
+                report.drifted = report.outcome == Outcome::Changed;
+                report
+            }
+            // The review is still worth showing (a fork's PR may lack a server's secrets);
+            // the run as a whole could not decide, so it exits 2.
+            Err(error) => {
+                drift_failed = true;
+                notes.push(format!(
+                    "drift could not be checked: {} (hint: {})",
+                    error.message, error.hint
+                ));
+                Report::new("check", Outcome::Match)
+            }
+        }
     } else {
         notes.push(format!(
             "drift not checked: no server to reach (give --from, a command, --url, or [[server]] entries in {})",
@@ -457,7 +503,9 @@ fn check(args: &CheckArgs) -> Result<Report, Error> {
         Report::new("check", Outcome::Match)
     };
     report.notes.extend(notes);
-    if review.failing > 0 {
+    if drift_failed {
+        report.set_outcome(Outcome::Error);
+    } else if review.failing > 0 {
         report.set_outcome(Outcome::Changed);
     }
     report.review = Some(review);
@@ -692,7 +740,7 @@ fn looks_like_lockfile(text: &str) -> bool {
 
 fn diff(args: &DiffArgs) -> Result<Report, Error> {
     let (old, old_is_lockfile) = load_side(&args.old, args.name.as_deref(), None)?;
-    let (new, _) = load_side(&args.new, args.name.as_deref(), Some(&old))?;
+    let (new, new_is_lockfile) = load_side(&args.new, args.name.as_deref(), Some(&old))?;
     // A capture on the old side is named after the new side's single entry, so they meet.
     let old = if !old_is_lockfile
         && new.servers.len() == 1
@@ -735,6 +783,9 @@ fn diff(args: &DiffArgs) -> Result<Report, Error> {
             Outcome::Match
         },
     );
+    if new_is_lockfile {
+        report.lockfile = Some(args.new.clone());
+    }
     report.servers = servers
         .into_iter()
         .filter(|s| {
@@ -1722,6 +1773,11 @@ fn show(args: &crate::cli::ShowArgs, out: &mut dyn Write) -> Result<u8, Error> {
     }
     let text = crate::render::show(&read.lockfile, server, tool, &args.format)
         .map_err(|what| Error::usage(what, format!("catalock show {}", server.unwrap_or(""))))?;
+    let text = if args.format == "json" {
+        text
+    } else {
+        crate::report::defuse_workflow_commands(&text)
+    };
     write_output(out, &text)?;
     Ok(EXIT_SAME)
 }

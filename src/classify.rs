@@ -156,7 +156,8 @@ fn change(
         kind,
         subject: subject.to_string(),
         pointer,
-        detail: visible(&detail),
+        // One line: a newline from server text could start a CI workflow command.
+        detail: visible(&detail).replace(['\n', '\r'], " "),
         word_diff: None,
         before: digests.0,
         after: digests.1,
@@ -223,7 +224,11 @@ pub fn classify_server(
     };
     classify_tools(old, new, context, &mut out);
     classify_sections(Some(old), new, context, &mut out);
-    assign_lines(&mut out, &[new, old]);
+    // Lines of the lockfile being reported on: the new side when it was read from one (a
+    // review), else the old side (drift: the new side is a live server).
+    let from_file = new.line > 0 || new.tools.iter().any(|t| t.line > 0);
+    let side = if from_file { new } else { old };
+    assign_lines(&mut out, &[side]);
     sort_changes(&mut out);
     out
 }

@@ -52,7 +52,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result
     })?;
     crate::lockfile::write_atomic(Path::new(WORKFLOW_PATH), WORKFLOW.as_bytes())?;
     let mut message = format!(
-        "wrote {CONFIG_FILE} ({} server{} from {}) and {WORKFLOW_PATH}\n",
+        "wrote {CONFIG_FILE} ({} server{} from {}) and {WORKFLOW_PATH}; review catalock.toml before committing it (arguments are copied as written)\n",
         found.servers.len(),
         if found.servers.len() == 1 { "" } else { "s" },
         found.source
@@ -154,7 +154,7 @@ fn node_package(dir: &Path) -> Result<Option<Found>, Error> {
     }
     let servers = bins
         .into_iter()
-        .map(|(bin, script)| server(&bin, "node", vec![script]))
+        .map(|(bin, script)| server(&bin, "node", vec![script.replace('\\', "/")]))
         .collect();
     Ok(Some(Found {
         source: "package.json".to_string(),
@@ -258,7 +258,15 @@ fn config_text(found: &Found) -> String {
             }
         }
         if let Some(url) = &server.url {
-            out.push_str(&format!("url = {}\n", quote(url)));
+            // Credentials and query strings (`?api_key=…`) stay out of a committed file.
+            let redacted = crate::live::http::redact_url(url);
+            if redacted != *url {
+                out.push_str("# the URL's credentials or query were left out: put them in headers = { … = \"${VAR}\" }\n");
+            }
+            out.push_str(&format!("url = {}\n", quote(&redacted)));
+        }
+        if let Some(cwd) = &server.cwd {
+            out.push_str(&format!("cwd = {}\n", quote(cwd)));
         }
         for (table, keys) in [("env", &server.env), ("headers", &server.headers)] {
             if keys.is_empty() {

@@ -396,6 +396,27 @@ fn severity_counts(changes: &[&ClassifiedChange]) -> String {
 /// subject (open when it has failing changes) with its changes, word diffs (as ```` ```diff ````
 /// blocks), digests and approve commands; then expired ignores, notes and the accept command.
 pub fn markdown(report: &Report) -> String {
+    let full = markdown_full(report);
+    if full.len() <= MARKDOWN_LIMIT {
+        return full;
+    }
+    // GitHub refuses a step summary over 1 MiB (and a comment over 65,536 characters): keep
+    // the verdict and the table, cut the details at a line boundary, and say where the rest is.
+    let cut = full[..MARKDOWN_LIMIT]
+        .rfind("\n#### ")
+        .unwrap_or_else(|| full[..MARKDOWN_LIMIT].rfind('\n').unwrap_or(0));
+    let mut out = full[..cut].to_string();
+    out.push_str(&format!(
+        "\n\n_The report is {} KB; details past this point are left out. The JSON, SARIF and JUnit reports hold every change._\n",
+        full.len() / 1024
+    ));
+    out
+}
+
+/// The most Markdown `markdown` writes (GitHub's step-summary limit is 1 MiB).
+pub const MARKDOWN_LIMIT: usize = 900 * 1024;
+
+fn markdown_full(report: &Report) -> String {
     let mut out = String::new();
     if let Some(error) = &report.error {
         let _ = writeln!(out, "### catalock: could not decide\n");
@@ -770,14 +791,16 @@ fn md(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '\n' | '\r' => out.push(' '),
             // `$` starts math on GitHub; `|` splits table cells.
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' | '$' => {
+            // `@` would mention someone.
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' | '$' | '@' => {
                 out.push('\\');
                 out.push(c);
             }
             _ => out.push(c),
         }
     }
-    out
+    // Bare URLs autolink: break the scheme separator and `www.` (they render the same).
+    out.replace("://", "\\://").replace("www.", "www\\.")
 }
 
 /// Text in an HTML context (`<summary>`): entities only.

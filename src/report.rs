@@ -150,6 +150,10 @@ impl Report {
 
     /// The human-readable rendering. `sides` names the two sides (`locked`/`live`).
     pub fn to_text(&self, sides: (&str, &str)) -> String {
+        defuse_workflow_commands(&self.text(sides))
+    }
+
+    fn text(&self, sides: (&str, &str)) -> String {
         let mut out = String::new();
         if let Some(error) = &self.error {
             let _ = writeln!(out, "error: {}", error.message);
@@ -693,6 +697,28 @@ pub fn styled(text: &str) -> String {
         }
         out.push_str(&styled_line);
         out.push('\n');
+    }
+    out
+}
+
+/// Server text (a description line, a tool name) printed in a CI log must never be read as a
+/// GitHub Actions workflow command (`::error::…`, `::add-mask::…`): a line whose text starts
+/// with `::` gets a space between the colons.
+pub fn defuse_workflow_commands(text: &str) -> String {
+    if !text.contains("::") {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start();
+        if let Some(rest) = body.strip_prefix("::") {
+            let indent = &line[..line.len() - body.len()];
+            out.push_str(indent);
+            out.push_str(": :");
+            out.push_str(rest);
+        } else {
+            out.push_str(line);
+        }
     }
     out
 }

@@ -145,7 +145,8 @@ fn the_action_step_in_a_simulated_pull_request() {
         "{}",
         run.stdout
     );
-    assert!(run.outputs.contains("changed=false\n"), "{}", run.outputs);
+    // The pull request changes the contract (no drift, but a review with changes).
+    assert!(run.outputs.contains("changed=true\n"), "{}", run.outputs);
     assert!(run.outputs.contains("exit-code=1\n"), "{}", run.outputs);
     assert!(
         run.outputs
@@ -173,6 +174,24 @@ fn the_action_step_in_a_simulated_pull_request() {
         run.summary
     );
     assert!(repo.join("catalock.sarif").exists() && repo.join("catalock.xml").exists());
+
+    // A second run in the same job never reads the first one's reports: a broken run
+    // reports nothing rather than stale counts.
+    let broken = Command::new("bash")
+        .arg(root().join("scripts/action/check.sh"))
+        .current_dir(&repo)
+        .env("CATALOCK_BIN", assert_cmd::cargo::cargo_bin("catalock"))
+        .env("GITHUB_OUTPUT", scratch.path("github_output2"))
+        .env("RUNNER_TEMP", scratch.path("runner_temp"))
+        .env("INPUT_FORMATS", "sarif:no-equals-sign")
+        .output()
+        .unwrap();
+    assert_eq!(broken.status.code(), Some(2));
+    let outputs = std::fs::read_to_string(scratch.path("github_output2")).unwrap();
+    assert!(
+        outputs.contains("breaking=0\n") && outputs.contains("exit-code=2\n"),
+        "{outputs}"
+    );
 
     // fail-on: never reports the same and passes.
     let run = run_step(&scratch, &repo, &base, "never");

@@ -194,3 +194,61 @@ fn only_one_format_goes_to_stdout() {
     assert_eq!(code, 2);
     assert!(err.contains("unknown format \"yaml\""), "{err}");
 }
+
+#[test]
+fn server_text_never_becomes_a_workflow_command() {
+    let scratch = pull_request();
+    let mut capture: serde_json::Value = serde_json::from_str(&scratch.read("new.json")).unwrap();
+    let echo = capture[0]["tools"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|t| t["name"] == "echo")
+        .unwrap();
+    echo["description"] = "Echoes.\n::error::pwned\n  ::add-mask::x".into();
+    scratch.write("evil.json", &capture.to_string());
+    let (code, _, err) = scratch.run(&["lock", "--from", "evil.json", "--name", "everything"]);
+    assert_eq!(code, 0, "{err}");
+    for args in [
+        vec!["check", "--baseline", "base.lock"],
+        vec!["check", "--baseline", "base.lock", "--format", "github"],
+        vec!["show", "everything/echo"],
+        vec!["diff", "base.lock", "mcp.lock"],
+    ] {
+        let (_, out, _) = scratch.run(&args);
+        for line in out.lines() {
+            let body = line.trim_start();
+            assert!(
+                !body.starts_with("::") || (args.contains(&"github") && !body.contains("pwned\n")),
+                "{args:?}: {line}"
+            );
+            assert!(
+                !body.starts_with("::error::pwned") && !body.starts_with("::add-mask"),
+                "{args:?}: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_review_survives_a_server_that_cannot_be_reached() {
+    let scratch = pull_request();
+    let config = scratch.read("catalock.toml");
+    scratch.write(
+        "catalock.toml",
+        &format!("{config}\n[[server]]\nname = \"everything\"\ncommand = \"node\"\nenv = {{ TOKEN = \"${{CATALOCK_SURELY_UNSET}}\" }}\n"),
+    );
+    let (code, out, err) = scratch.run(&["check", "--baseline", "base.lock"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let all = format!("{out}{err}");
+    assert!(
+        all.contains("changes since base.lock: 3 breaking, 3 risky, 1 safe in 4 tools"),
+        "{all}"
+    );
+    assert!(
+        all.contains(
+            "drift could not be checked: server `everything` uses ${CATALOCK_SURELY_UNSET}"
+        ),
+        "{all}"
+    );
+}
