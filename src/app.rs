@@ -24,7 +24,11 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             "check",
             &args.output,
             check(args).map(|mut report| {
-                report.lockfile = Some(args.lockfile.clone());
+                // Annotations and code scanning name files from the repository's root.
+                report.lockfile = Some(
+                    crate::git::path_in_repository(Path::new(&args.lockfile))
+                        .unwrap_or_else(|| args.lockfile.clone()),
+                );
                 report
             }),
             out,

@@ -39,6 +39,22 @@ pub fn read_at_revision(path: &Path, rev: &str) -> Result<Option<String>, Error>
     lookup.read(&components)
 }
 
+/// `path` relative to the root of the git work tree that contains it, with `/` separators
+/// (`services/weather/mcp.lock`): what GitHub annotations and code scanning need. `None`
+/// outside a repository (or when it cannot be opened).
+pub fn path_in_repository(path: &Path) -> Option<String> {
+    let (dir, rest) = locate(path).ok()?;
+    let repo = Repository::discover(&dir).ok()?;
+    let components = repo_relative(&repo, path, &dir, rest).ok()?;
+    Some(
+        components
+            .iter()
+            .map(|c| c.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
+}
+
 /// The user's git identity, `"Name <email>"` (or just `"Name"` without an email), as git would
 /// record it as the author: `GIT_AUTHOR_NAME`/`GIT_AUTHOR_EMAIL` first, then `author.*` and
 /// `user.*` from the repository discovered from `start` falling back to the global and system

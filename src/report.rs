@@ -72,7 +72,8 @@ pub struct Report {
     /// What a pull request changes and how the policy judged it (`check --base`/`--baseline`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<Review>,
-    /// The lockfile the `line` of each change refers to.
+    /// The lockfile the `line` of each change refers to (relative to the git repository's
+    /// root when inside one, else as given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lockfile: Option<String>,
     /// Whether a live (or captured) contract was compared with the lockfile.

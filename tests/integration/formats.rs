@@ -252,3 +252,39 @@ fn a_review_survives_a_server_that_cannot_be_reached() {
         "{all}"
     );
 }
+
+#[test]
+fn annotations_name_the_lockfile_from_the_repository_root() {
+    let scratch = pull_request();
+    let sub = scratch.path("services/everything");
+    std::fs::create_dir_all(&sub).unwrap();
+    for file in ["base.lock", "mcp.lock"] {
+        std::fs::rename(scratch.path(file), sub.join(file)).unwrap();
+    }
+    crate::support::git(scratch.dir.path(), &["init", "-q"]);
+    let output = assert_cmd::Command::cargo_bin("catalock")
+        .unwrap()
+        .current_dir(&sub)
+        .env("CATALOCK_TODAY", "2026-11-29")
+        .args([
+            "check",
+            "--baseline",
+            "base.lock",
+            "--format",
+            "github",
+            "--format",
+            "sarif=out.sarif",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("::error file=services/everything/mcp.lock,line="),
+        "{text}"
+    );
+    let sarif = std::fs::read_to_string(sub.join("out.sarif")).unwrap();
+    assert!(
+        sarif.contains("\"uri\": \"services/everything/mcp.lock\""),
+        "{sarif}"
+    );
+}
