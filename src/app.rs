@@ -458,11 +458,7 @@ fn same_entry(a: &LockedServer, b: &LockedServer) -> bool {
 
 fn check(args: &CheckArgs) -> Result<Report, Error> {
     let governance = crate::config::load_governance(Path::new(&args.config))?;
-    let base = match (&args.base.base, &args.base.baseline) {
-        (Some(rev), _) => Some(crate::review::Base::Revision(rev.clone())),
-        (None, Some(file)) => Some(crate::review::Base::File(file.clone())),
-        (None, None) => None,
-    };
+    let base = args.base.chosen();
     let Some(base) = base else {
         return drift(args, &governance);
     };
@@ -551,6 +547,29 @@ fn version_drift(
     true
 }
 
+/// The readable, classified drift of one entry: the capture built in full (reusing the
+/// entry's token counts) and compared with it. Only runs once the digests differ.
+fn full_drift_diff(
+    entry: &LockedServer,
+    capture: &Capture,
+    governance: &crate::config::Governance,
+) -> Result<crate::diff::ServerDiff, Error> {
+    let options = BuildOptions {
+        name: entry.name.clone(),
+        source: capture.describe(),
+        previous: Some(entry),
+        detail: Detail::Full,
+    };
+    let live = build_server(capture, &options)?;
+    let mut server_diff = diff_servers(entry, &live);
+    server_diff.changes = crate::classify::classify_server(
+        Some(entry),
+        Some(&live),
+        &crate::review::drift_context(governance, &entry.name),
+    );
+    Ok(server_diff)
+}
+
 /// Drift: does the live (or captured) contract equal the committed lockfile?
 fn drift(args: &CheckArgs, governance: &crate::config::Governance) -> Result<Report, Error> {
     if no_source(&args.from, &args.live)
@@ -625,19 +644,7 @@ fn drift(args: &CheckArgs, governance: &crate::config::Governance) -> Result<Rep
             .lockfile
             .server(&skeleton.name)
             .expect("entry was found in the same file");
-        let options = BuildOptions {
-            name: entry.name.clone(),
-            source: capture.describe(),
-            previous: Some(entry),
-            detail: Detail::Full,
-        };
-        let live = build_server(&capture, &options)?;
-        server_diff = diff_servers(entry, &live);
-        server_diff.changes = crate::classify::classify_server(
-            Some(entry),
-            Some(&live),
-            &crate::review::drift_context(governance, &entry.name),
-        );
+        server_diff = full_drift_diff(entry, &capture, governance)?;
     }
     let changed = server_diff.is_change() || version_drift(entry, &skeleton, &mut server_diff);
     let mut report = Report::new(
@@ -1444,19 +1451,7 @@ fn check_all(
                 .lockfile
                 .server(name)
                 .expect("same file");
-            let options = BuildOptions {
-                name: name.clone(),
-                source: capture.describe(),
-                previous: Some(entry),
-                detail: Detail::Full,
-            };
-            let live = build_server(&capture, &options)?;
-            server_diff = diff_servers(entry, &live);
-            server_diff.changes = crate::classify::classify_server(
-                Some(entry),
-                Some(&live),
-                &crate::review::drift_context(governance, name),
-            );
+            server_diff = full_drift_diff(entry, &capture, governance)?;
             changed_names.push(name.clone());
         } else if version_drift(entry, &skeleton, &mut server_diff) {
             changed_names.push(name.clone());
@@ -1587,11 +1582,10 @@ fn approve(args: &crate::cli::ApproveArgs, out: &mut dyn Write) -> Result<u8, Er
             "pass --reason 'why this change is fine'",
         ));
     }
-    let base = match (&args.base.base, &args.base.baseline) {
-        (Some(rev), _) => crate::review::Base::Revision(rev.clone()),
-        (None, Some(file)) => crate::review::Base::File(file.clone()),
-        (None, None) => crate::review::Base::Revision(default_base()),
-    };
+    let base = args
+        .base
+        .chosen()
+        .unwrap_or_else(|| crate::review::Base::Revision(default_base()));
     let by = who(args.by.as_ref())?;
     let governance = crate::config::load_governance(Path::new(&args.config))?;
     let (base_lockfile, label) = crate::review::read_base(&base, &args.lockfile)?;

@@ -430,30 +430,14 @@ fn classify_tools(
     let mut removed: Vec<&LockedTool> = Vec::new();
     let mut changed: Vec<(&LockedTool, &LockedTool)> = Vec::new();
     let mut added: Vec<&LockedTool> = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    // Both tool lists are sorted by name: walk them together.
-    while i < old.tools.len() || j < new.tools.len() {
-        let ordering = match (old.tools.get(i), new.tools.get(j)) {
-            (Some(a), Some(b)) => a.name.cmp(&b.name),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            _ => std::cmp::Ordering::Greater,
-        };
-        match ordering {
-            std::cmp::Ordering::Less => {
-                removed.push(&old.tools[i]);
-                i += 1;
-            }
-            std::cmp::Ordering::Greater => {
-                added.push(&new.tools[j]);
-                j += 1;
-            }
-            std::cmp::Ordering::Equal => {
-                let (a, b) = (&old.tools[i], &new.tools[j]);
+    for pair in crate::diff::pair_tools(&old.tools, &new.tools) {
+        match pair {
+            crate::diff::ToolPair::Removed(a) => removed.push(a),
+            crate::diff::ToolPair::Added(b) => added.push(b),
+            crate::diff::ToolPair::Both(a, b) => {
                 if a.digest != b.digest || a.tokens != b.tokens {
                     changed.push((a, b));
                 }
-                i += 1;
-                j += 1;
             }
         }
     }

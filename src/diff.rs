@@ -189,34 +189,52 @@ fn added_or_removed(tool: &LockedTool, change: Change) -> ToolDiff {
     }
 }
 
-/// Compares two entries of the same server.
-pub fn diff_servers(old: &LockedServer, new: &LockedServer) -> ServerDiff {
-    let mut tools = Vec::new();
+/// A tool on one side or both, matched by name.
+pub enum ToolPair<'a> {
+    Removed(&'a LockedTool),
+    Added(&'a LockedTool),
+    Both(&'a LockedTool, &'a LockedTool),
+}
+
+/// Matches two tool lists by name. Both are sorted by name (as entries keep them), so one
+/// walk over both suffices.
+pub fn pair_tools<'a>(old: &'a [LockedTool], new: &'a [LockedTool]) -> Vec<ToolPair<'a>> {
+    let mut out = Vec::with_capacity(old.len().max(new.len()));
     let (mut i, mut j) = (0, 0);
-    // Both tool lists are sorted by name: walk them together.
-    while i < old.tools.len() || j < new.tools.len() {
-        let ordering = match (old.tools.get(i), new.tools.get(j)) {
+    while i < old.len() || j < new.len() {
+        let ordering = match (old.get(i), new.get(j)) {
             (Some(a), Some(b)) => a.name.cmp(&b.name),
             (Some(_), None) => std::cmp::Ordering::Less,
             _ => std::cmp::Ordering::Greater,
         };
         match ordering {
             std::cmp::Ordering::Less => {
-                tools.push(added_or_removed(&old.tools[i], Change::Removed));
+                out.push(ToolPair::Removed(&old[i]));
                 i += 1;
             }
             std::cmp::Ordering::Greater => {
-                tools.push(added_or_removed(&new.tools[j], Change::Added));
+                out.push(ToolPair::Added(&new[j]));
                 j += 1;
             }
             std::cmp::Ordering::Equal => {
-                let (a, b) = (&old.tools[i], &new.tools[j]);
-                if a.digest != b.digest {
-                    tools.push(diff_tool(a, b));
-                }
+                out.push(ToolPair::Both(&old[i], &new[j]));
                 i += 1;
                 j += 1;
             }
+        }
+    }
+    out
+}
+
+/// Compares two entries of the same server.
+pub fn diff_servers(old: &LockedServer, new: &LockedServer) -> ServerDiff {
+    let mut tools = Vec::new();
+    for pair in pair_tools(&old.tools, &new.tools) {
+        match pair {
+            ToolPair::Removed(a) => tools.push(added_or_removed(a, Change::Removed)),
+            ToolPair::Added(b) => tools.push(added_or_removed(b, Change::Added)),
+            ToolPair::Both(a, b) if a.digest != b.digest => tools.push(diff_tool(a, b)),
+            ToolPair::Both(..) => {}
         }
     }
 

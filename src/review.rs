@@ -21,6 +21,17 @@ pub enum Base {
     File(String),
 }
 
+impl crate::cli::BaseArgs {
+    /// The base these options name, if any.
+    pub fn chosen(&self) -> Option<Base> {
+        match (&self.base, &self.baseline) {
+            (Some(rev), _) => Some(Base::Revision(rev.clone())),
+            (None, Some(file)) => Some(Base::File(file.clone())),
+            (None, None) => None,
+        }
+    }
+}
+
 impl Base {
     /// The arguments that name this base on a command line.
     pub fn args(&self) -> String {
